@@ -1,0 +1,92 @@
+#include "apis/catalog.h"
+
+#include "apis/kinds/kinds.h"
+
+namespace shepherd::apis {
+
+namespace {
+
+const std::vector<std::string> kAllVerbs = {"create", "delete", "deletecollection", "get",
+                                            "list",   "patch",  "update",           "watch"};
+
+struct Spec {
+  std::string group, version, kind, plural, singular;
+  std::vector<std::string> short_names;
+  bool all_category;
+  bool namespaced;
+  std::vector<std::string> subresources;
+  bool tracks_generation;
+  bool return_deleted;
+  std::string storage_prefix;
+  std::string schema;
+  std::shared_ptr<const Strategy> strategy;
+};
+
+}  // namespace
+
+Catalog::Catalog() {
+  using namespace kinds;
+  const std::string core = "io.k8s.api.core.v1.";
+  std::vector<Spec> specs = {
+      {"", "v1", "Namespace", "namespaces", "namespace", {"ns"}, false, false, {"finalize", "status"}, false, true, "/registry/namespaces/", core + "Namespace", namespaceStrategy()},
+      {"", "v1", "Pod", "pods", "pod", {"po"}, true, true, {"status"}, true, true, "/registry/pods/", core + "Pod", podStrategy()},
+      {"", "v1", "Node", "nodes", "node", {"no"}, false, false, {"status"}, false, false, "/registry/minions/", core + "Node", nodeStrategy()},
+      {"", "v1", "Event", "events", "event", {"ev"}, false, true, {}, false, false, "/registry/events/", core + "Event", coreEventStrategy()},
+      {"", "v1", "ConfigMap", "configmaps", "configmap", {"cm"}, false, true, {}, false, false, "/registry/configmaps/", core + "ConfigMap", configMapStrategy()},
+      {"", "v1", "Secret", "secrets", "secret", {}, false, true, {}, false, false, "/registry/secrets/", core + "Secret", secretStrategy()},
+      {"", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", {"sa"}, false, true, {}, false, false, "/registry/serviceaccounts/", core + "ServiceAccount", serviceAccountStrategy()},
+      {"", "v1", "PodTemplate", "podtemplates", "podtemplate", {}, false, true, {}, false, false, "/registry/podtemplates/", core + "PodTemplate", podTemplateStrategy()},
+      {"", "v1", "Service", "services", "service", {"svc"}, true, true, {"status"}, false, true, "/registry/services/specs/", core + "Service", serviceStrategy()},
+      {"", "v1", "Endpoints", "endpoints", "endpoints", {"ep"}, false, true, {}, false, false, "/registry/services/endpoints/", core + "Endpoints", endpointsStrategy()},
+      {"", "v1", "ReplicationController", "replicationcontrollers", "replicationcontroller", {"rc"}, true, true, {"status"}, true, false, "/registry/controllers/", core + "ReplicationController", replicationControllerStrategy()},
+      {"apps", "v1", "Deployment", "deployments", "deployment", {"deploy"}, true, true, {"status"}, true, false, "/registry/deployments/", "io.k8s.api.apps.v1.Deployment", deploymentStrategy()},
+      {"apps", "v1", "ReplicaSet", "replicasets", "replicaset", {"rs"}, true, true, {"status"}, true, false, "/registry/replicasets/", "io.k8s.api.apps.v1.ReplicaSet", replicaSetStrategy()},
+      {"coordination.k8s.io", "v1", "Lease", "leases", "lease", {}, false, true, {}, false, false, "/registry/leases/", "io.k8s.api.coordination.v1.Lease", leaseStrategy()},
+      {"events.k8s.io", "v1", "Event", "events", "event", {"ev"}, false, true, {}, false, false, "/registry/events/", "io.k8s.api.events.v1.Event", eventsV1EventStrategy()},
+  };
+  for (auto& s : specs) {
+    auto r = std::make_shared<Resource>();
+    r->group = s.group;
+    r->version = s.version;
+    r->kind = s.kind;
+    r->plural = s.plural;
+    r->singular = s.singular;
+    r->short_names = s.short_names;
+    if (s.all_category) r->categories = {"all"};
+    r->namespaced = s.namespaced;
+    r->verbs = kAllVerbs;
+    r->subresources = s.subresources;
+    r->tracks_generation = s.tracks_generation;
+    r->return_deleted_object = s.return_deleted;
+    r->storage_prefix = s.storage_prefix;
+    r->schema_name = s.schema;
+    r->strategy = s.strategy;
+    resources_.push_back(r);
+    bool seen = false;
+    for (auto& gv : group_versions_)
+      if (gv.group == s.group && gv.version == s.version) seen = true;
+    if (!seen) group_versions_.push_back({s.group, s.version});
+  }
+}
+
+const Catalog& Catalog::instance() {
+  static const Catalog c;
+  return c;
+}
+
+std::vector<std::shared_ptr<const Resource>> Catalog::resourcesOf(const std::string& group,
+                                                                  const std::string& version) const {
+  std::vector<std::shared_ptr<const Resource>> out;
+  for (auto& r : resources_)
+    if (r->group == group && r->version == version) out.push_back(r);
+  return out;
+}
+
+std::shared_ptr<const Resource> Catalog::find(const std::string& group, const std::string& version,
+                                              const std::string& plural) const {
+  for (auto& r : resources_)
+    if (r->group == group && r->version == version && r->plural == plural) return r;
+  return nullptr;
+}
+
+}  // namespace shepherd::apis

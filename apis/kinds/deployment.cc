@@ -1,0 +1,101 @@
+// Deployment (apps/v1): RollingUpdate 25%/25% by default, history limit 10, progress
+// deadline 600 s, immutable selector.
+#include "apis/kinds/kinds.h"
+#include "apis/kinds/podspec.h"
+
+namespace shepherd::apis::kinds {
+
+namespace {
+
+void setIfMissing(json::Value& obj, std::string_view key, json::Value v, json::Allocator& a) {
+  const json::Value* cur = json::find(obj, key);
+  if (!cur || cur->IsNull()) json::set(obj, key, std::move(v), a);
+}
+
+class DeploymentStrategy final : public Strategy {
+ public:
+  void prepareForCreate(json::Document& obj, const StrategyContext&) const override {
+    auto& a = obj.GetAllocator();
+    json::set(obj, "status", json::Value(rapidjson::kObjectType), a);
+  }
+  void applyDefaults(json::Value& obj, json::Allocator& a) const override {
+    json::Value& spec = json::ensureObject(obj, "spec", a);
+    setIfMissing(spec, "replicas", json::Value(1), a);
+    setIfMissing(spec, "revisionHistoryLimit", json::Value(10), a);
+    setIfMissing(spec, "progressDeadlineSeconds", json::Value(600), a);
+    json::Value& strategy = json::ensureObject(spec, "strategy", a);
+    setIfMissing(strategy, "type", json::str("RollingUpdate", a), a);
+    if (json::getString(strategy, "type") == "RollingUpdate") {
+      json::Value& ru = json::ensureObject(strategy, "rollingUpdate", a);
+      setIfMissing(ru, "maxUnavailable", json::str("25%", a), a);
+      setIfMissing(ru, "maxSurge", json::str("25%", a), a);
+    }
+    if (json::Value* ps = json::findPath(spec, {"template", "spec"})) defaultPodSpec(*ps, a);
+  }
+  void validate(const json::Value& obj, FieldErrors& errs) const override {
+    const json::Value* spec = json::find(obj, "spec");
+    if (!spec) {
+      errs.required("spec.selector");
+      return;
+    }
+    if (auto r = json::getInt(*spec, "replicas"); r && *r < 0)
+      errs.invalid("spec.replicas", std::to_string(*r), "must be greater than or equal to 0");
+    validateSelectorMatchesTemplate(json::find(*spec, "selector"),
+                                    json::findPath(*spec, {"template", "metadata", "labels"}),
+                                    "spec.selector", errs, false);
+    const json::Value* ps = json::findPath(*spec, {"template", "spec"});
+    if (!ps) errs.required("spec.template.spec.containers");
+    else validatePodSpec(*ps, "spec.template.spec", errs);
+    std::string_view type = json::getStringPath(*spec, {"strategy", "type"});
+    if (type != "Recreate" && type != "RollingUpdate")
+      errs.notSupported("spec.strategy.type", std::string(type), {"Recreate", "RollingUpdate"});
+    if (type == "Recreate" && json::findPath(*spec, {"strategy", "rollingUpdate"}))
+      errs.forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'");
+    if (ps) {
+      std::string_view rp = json::getString(*ps, "restartPolicy");
+      if (!rp.empty() && rp != "Always")
+        errs.notSupported("spec.template.spec.restartPolicy", std::string(rp), {"Always"});
+    }
+  }
+  void validateUpdate(const json::Value& obj, const json::Value& old, FieldErrors& errs) const override {
+    validate(obj, errs);
+    const json::Value* a = json::findPath(obj, {"spec", "selector"});
+    const json::Value* b = json::findPath(old, {"spec", "selector"});
+    if (a && b && *a != *b)
+      errs.invalid("spec.selector", "v1.LabelSelector{" + formatLabelSelector(a) + "}", "field is immutable");
+  }
+  std::vector<TableColumn> tableColumns() const override {
+    return {{"Name", "string", "name", "Name must be unique within a namespace.", 0},
+            {"Ready", "string", "", "Number of the pod with ready state", 0},
+            {"Up-to-date", "string", "", "Total number of non-terminated pods targeted by this deployment that have the desired template spec.", 0},
+            {"Available", "string", "", "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.", 0},
+            {"Age", "string", "", "Time since the deployment was created.", 0},
+            {"Containers", "string", "", "Names of each container in the template.", 1},
+            {"Images", "string", "", "Images referenced by each container in the template.", 1},
+            {"Selector", "string", "", "Label selector for pods.", 1}};
+  }
+  void tableRow(const json::Value& obj, json::Value& cells, json::Allocator& a) const override {
+    static const json::Value empty(rapidjson::kObjectType);
+    const json::Value* spec = json::find(obj, "spec");
+    if (!spec) spec = &empty;
+    const json::Value* status = json::find(obj, "status");
+    if (!status) status = &empty;
+    const json::Value* ps = json::findPath(*spec, {"template", "spec"});
+    std::string ready = std::to_string(json::getInt(*status, "readyReplicas").value_or(0)) + "/" +
+                        std::to_string(json::getInt(*spec, "replicas").value_or(0));
+    cells.PushBack(json::str(json::getStringPath(obj, {"metadata", "name"}), a), a);
+    cells.PushBack(json::str(ready, a), a);
+    cells.PushBack(json::Value(json::getInt(*status, "updatedReplicas").value_or(0)), a);
+    cells.PushBack(json::Value(json::getInt(*status, "availableReplicas").value_or(0)), a);
+    cells.PushBack(json::str(ageCell(obj), a), a);
+    cells.PushBack(json::str(ps ? containerNames(*ps) : "", a), a);
+    cells.PushBack(json::str(ps ? containerImages(*ps) : "", a), a);
+    cells.PushBack(json::str(formatLabelSelector(json::find(*spec, "selector")), a), a);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Strategy> deploymentStrategy() { return std::make_shared<DeploymentStrategy>(); }
+
+}  // namespace shepherd::apis::kinds

@@ -1,0 +1,26 @@
+// The strategy of every served kind.
+#pragma once
+
+#include <memory>
+
+#include "apis/resource.h"
+
+namespace shepherd::apis::kinds {
+
+std::shared_ptr<const Strategy> podStrategy();
+std::shared_ptr<const Strategy> nodeStrategy();
+std::shared_ptr<const Strategy> namespaceStrategy();
+std::shared_ptr<const Strategy> serviceStrategy();
+std::shared_ptr<const Strategy> endpointsStrategy();
+std::shared_ptr<const Strategy> configMapStrategy();
+std::shared_ptr<const Strategy> secretStrategy();
+std::shared_ptr<const Strategy> serviceAccountStrategy();
+std::shared_ptr<const Strategy> podTemplateStrategy();
+std::shared_ptr<const Strategy> replicationControllerStrategy();
+std::shared_ptr<const Strategy> coreEventStrategy();
+std::shared_ptr<const Strategy> eventsV1EventStrategy();
+std::shared_ptr<const Strategy> leaseStrategy();
+std::shared_ptr<const Strategy> replicaSetStrategy();
+std::shared_ptr<const Strategy> deploymentStrategy();
+
+}  // namespace shepherd::apis::kinds

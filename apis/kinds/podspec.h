@@ -1,0 +1,28 @@
+// PodSpec rules shared by Pod and every kind that embeds a pod template (PodTemplate,
+// ReplicationController, ReplicaSet, Deployment): upstream's defaults and validation.
+#pragma once
+
+#include <string>
+
+#include "apis/resource.h"
+
+namespace shepherd::apis::kinds {
+
+void defaultPodSpec(json::Value& spec, json::Allocator& a);
+void validatePodSpec(const json::Value& spec, const std::string& path, FieldErrors& errs);
+void validateObjectLabels(const json::Value& meta, const std::string& path, FieldErrors& errs);
+
+// "Guaranteed", "Burstable" or "BestEffort" from the containers' requests and limits.
+std::string qosClass(const json::Value& spec);
+
+// Comma-joined container names and images of a pod spec (for table columns).
+std::string containerNames(const json::Value& spec);
+std::string containerImages(const json::Value& spec);
+// "app=web,tier=db" from a label map or a LabelSelector's matchLabels/matchExpressions.
+std::string formatLabels(const json::Value* labels);
+std::string formatLabelSelector(const json::Value* selector);
+// Validates a metav1.LabelSelector and that it selects `template_labels`.
+void validateSelectorMatchesTemplate(const json::Value* selector, const json::Value* template_labels,
+                                     const std::string& path, FieldErrors& errs, bool map_selector);
+
+}  // namespace shepherd::apis::kinds

@@ -1,0 +1,76 @@
+// ReplicaSet (apps/v1): an immutable LabelSelector that must select the template.
+#include "apis/kinds/kinds.h"
+#include "apis/kinds/podspec.h"
+
+namespace shepherd::apis::kinds {
+
+namespace {
+
+class ReplicaSetStrategy final : public Strategy {
+ public:
+  void prepareForCreate(json::Document& obj, const StrategyContext&) const override {
+    auto& a = obj.GetAllocator();
+    json::Value status(rapidjson::kObjectType);
+    status.AddMember("replicas", 0, a);
+    json::set(obj, "status", std::move(status), a);
+  }
+  void applyDefaults(json::Value& obj, json::Allocator& a) const override {
+    json::Value& spec = json::ensureObject(obj, "spec", a);
+    if (!json::find(spec, "replicas")) json::set(spec, "replicas", json::Value(1), a);
+    if (json::Value* ps = json::findPath(spec, {"template", "spec"})) defaultPodSpec(*ps, a);
+  }
+  void validate(const json::Value& obj, FieldErrors& errs) const override {
+    const json::Value* spec = json::find(obj, "spec");
+    if (!spec) {
+      errs.required("spec.selector");
+      return;
+    }
+    if (auto r = json::getInt(*spec, "replicas"); r && *r < 0)
+      errs.invalid("spec.replicas", std::to_string(*r), "must be greater than or equal to 0");
+    validateSelectorMatchesTemplate(json::find(*spec, "selector"),
+                                    json::findPath(*spec, {"template", "metadata", "labels"}),
+                                    "spec.selector", errs, false);
+    const json::Value* ps = json::findPath(*spec, {"template", "spec"});
+    if (!ps) errs.required("spec.template.spec.containers");
+    else validatePodSpec(*ps, "spec.template.spec", errs);
+  }
+  void validateUpdate(const json::Value& obj, const json::Value& old, FieldErrors& errs) const override {
+    validate(obj, errs);
+    const json::Value* a = json::findPath(obj, {"spec", "selector"});
+    const json::Value* b = json::findPath(old, {"spec", "selector"});
+    if (a && b && *a != *b)
+      errs.invalid("spec.selector", "v1.LabelSelector{" + formatLabelSelector(a) + "}", "field is immutable");
+  }
+  std::vector<TableColumn> tableColumns() const override {
+    return {{"Name", "string", "name", "Name must be unique within a namespace.", 0},
+            {"Desired", "integer", "", "Number of desired pods.", 0},
+            {"Current", "integer", "", "Number of actual pods.", 0},
+            {"Ready", "integer", "", "Number of pods ready.", 0},
+            {"Age", "string", "", "Time since the object was created.", 0},
+            {"Containers", "string", "", "Names of each container in the template.", 1},
+            {"Images", "string", "", "Images referenced by each container in the template.", 1},
+            {"Selector", "string", "", "Label selector for pods.", 1}};
+  }
+  void tableRow(const json::Value& obj, json::Value& cells, json::Allocator& a) const override {
+    static const json::Value empty(rapidjson::kObjectType);
+    const json::Value* spec = json::find(obj, "spec");
+    if (!spec) spec = &empty;
+    const json::Value* status = json::find(obj, "status");
+    if (!status) status = &empty;
+    const json::Value* ps = json::findPath(*spec, {"template", "spec"});
+    cells.PushBack(json::str(json::getStringPath(obj, {"metadata", "name"}), a), a);
+    cells.PushBack(json::Value(json::getInt(*spec, "replicas").value_or(0)), a);
+    cells.PushBack(json::Value(json::getInt(*status, "replicas").value_or(0)), a);
+    cells.PushBack(json::Value(json::getInt(*status, "readyReplicas").value_or(0)), a);
+    cells.PushBack(json::str(ageCell(obj), a), a);
+    cells.PushBack(json::str(ps ? containerNames(*ps) : "", a), a);
+    cells.PushBack(json::str(ps ? containerImages(*ps) : "", a), a);
+    cells.PushBack(json::str(formatLabelSelector(json::find(*spec, "selector")), a), a);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Strategy> replicaSetStrategy() { return std::make_shared<ReplicaSetStrategy>(); }
+
+}  // namespace shepherd::apis::kinds

@@ -1,0 +1,151 @@
+// Secret: `stringData` is folded into base64 `data` on write; the type is fixed at
+// creation and type-specific keys are required; `immutable: true` freezes data.
+#include "apis/kinds/kinds.h"
+#include "apis/kinds/podspec.h"
+#include "apis/validation.h"
+
+namespace shepherd::apis::kinds {
+
+namespace {
+
+std::string base64Encode(std::string_view in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  while (i + 2 < in.size()) {
+    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    out += t[v >> 18];
+    out += t[(v >> 12) & 63];
+    out += t[(v >> 6) & 63];
+    out += t[v & 63];
+    i += 3;
+  }
+  if (i + 1 == in.size()) {
+    uint32_t v = uint8_t(in[i]) << 16;
+    out += t[v >> 18];
+    out += t[(v >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == in.size()) {
+    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+    out += t[v >> 18];
+    out += t[(v >> 12) & 63];
+    out += t[(v >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+bool isBase64(std::string_view s) {
+  if (s.size() % 4 != 0) return false;
+  size_t pad = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '=') {
+      if (i < s.size() - 2) return false;
+      ++pad;
+      continue;
+    }
+    if (pad) return false;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '/') return false;
+  }
+  return true;
+}
+
+class SecretStrategy final : public Strategy {
+ public:
+  void applyDefaults(json::Value& obj, json::Allocator& a) const override {
+    const json::Value* type = json::find(obj, "type");
+    if (!type || !type->IsString() || type->GetStringLength() == 0)
+      json::setString(obj, "type", "Opaque", a);
+    if (json::Value* sd = json::find(obj, "stringData"); sd && sd->IsObject()) {
+      json::Value& data = json::ensureObject(obj, "data", a);
+      for (auto& m : sd->GetObject())
+        if (m.value.IsString())
+          json::setString(data, json::view(m.name), base64Encode(json::view(m.value)), a);
+      json::remove(obj, "stringData");
+    }
+  }
+
+  void validate(const json::Value& obj, FieldErrors& errs) const override {
+    const json::Value* data = json::find(obj, "data");
+    size_t total = 0;
+    if (data && data->IsObject()) {
+      for (auto& m : data->GetObject()) {
+        std::string_view k = json::view(m.name);
+        for (auto& e : validation::configMapKey(k))
+          errs.invalid("data[" + std::string(k) + "]", validation::quote(k), e);
+        if (m.value.IsString()) {
+          total += m.value.GetStringLength() * 3 / 4;
+          if (!isBase64(json::view(m.value)))
+            errs.invalid("data[" + std::string(k) + "]", "<secret contents redacted>",
+                         "illegal base64 data");
+        }
+      }
+    }
+    if (total > 1024 * 1024)
+      errs.add({"FieldValueTooLong", "Too long: must have at most 1048576 bytes", "data"});
+    std::string_view type = json::getString(obj, "type");
+    auto need = [&](const char* key) {
+      if (!data || !data->IsObject() || !json::find(*data, key))
+        errs.required("data[" + std::string(key) + "]");
+    };
+    if (type == "kubernetes.io/service-account-token") {
+      if (json::getStringPath(obj, {"metadata", "annotations", "kubernetes.io/service-account.name"}).empty())
+        errs.required("metadata.annotations[kubernetes.io/service-account.name]");
+    } else if (type == "kubernetes.io/dockercfg") {
+      need(".dockercfg");
+    } else if (type == "kubernetes.io/dockerconfigjson") {
+      need(".dockerconfigjson");
+    } else if (type == "kubernetes.io/basic-auth") {
+      if (!data || !data->IsObject() || (!json::find(*data, "username") && !json::find(*data, "password")))
+        errs.required("data[username]");
+    } else if (type == "kubernetes.io/ssh-auth") {
+      need("ssh-privatekey");
+    } else if (type == "kubernetes.io/tls") {
+      need("tls.key");
+      need("tls.crt");
+    }
+  }
+
+  void validateUpdate(const json::Value& obj, const json::Value& old, FieldErrors& errs) const override {
+    validate(obj, errs);
+    if (json::getString(obj, "type") != json::getString(old, "type"))
+      errs.invalid("type", validation::quote(json::getString(obj, "type")), "field is immutable");
+    if (json::getBool(old, "immutable")) {
+      if (!json::getBool(obj, "immutable"))
+        errs.forbidden("immutable", "field is immutable when `immutable` is set");
+      const json::Value* a = json::find(obj, "data");
+      const json::Value* b = json::find(old, "data");
+      bool aEmpty = !a || a->IsNull() || (a->IsObject() && a->MemberCount() == 0);
+      bool bEmpty = !b || b->IsNull() || (b->IsObject() && b->MemberCount() == 0);
+      if (aEmpty != bEmpty || (!aEmpty && *a != *b))
+        errs.forbidden("data", "field is immutable when `immutable` is set");
+    }
+  }
+
+  std::vector<std::string> selectableFieldNames() const override { return {"type"}; }
+  void selectableFields(const json::Value& obj, storage::StringPairs& out) const override {
+    out.emplace_back("type", json::getString(obj, "type"));
+  }
+
+  std::vector<TableColumn> tableColumns() const override {
+    return {{"Name", "string", "name", "Name must be unique within a namespace.", 0},
+            {"Type", "string", "", "The type of the secret.", 0},
+            {"Data", "string", "", "Number of keys in the secret.", 0},
+            {"Age", "string", "", "Time since the secret was created.", 0}};
+  }
+  void tableRow(const json::Value& obj, json::Value& cells, json::Allocator& a) const override {
+    int64_t n = 0;
+    if (const json::Value* m = json::find(obj, "data"); m && m->IsObject()) n = m->MemberCount();
+    cells.PushBack(json::str(json::getStringPath(obj, {"metadata", "name"}), a), a);
+    cells.PushBack(json::str(json::getString(obj, "type"), a), a);
+    cells.PushBack(json::Value(n), a);
+    cells.PushBack(json::str(ageCell(obj), a), a);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Strategy> secretStrategy() { return std::make_shared<SecretStrategy>(); }
+
+}  // namespace shepherd::apis::kinds

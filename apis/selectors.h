@@ -1,0 +1,56 @@
+// Label and field selectors in their query-string forms, as upstream parses them.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/api_error.h"
+#include "storage/watch_cache.h"
+
+namespace shepherd::apis {
+
+struct LabelRequirement {
+  enum class Op { Equals, NotEquals, In, NotIn, Exists, DoesNotExist, GreaterThan, LessThan };
+  std::string key;
+  Op op;
+  std::vector<std::string> values;
+};
+
+class LabelSelector {
+ public:
+  // Parses "a=b,c!=d,e in (f,g),!h". Errors are 400 BadRequest.
+  static Result<LabelSelector> parse(std::string_view text);
+  bool empty() const { return reqs_.empty(); }
+  bool matches(const storage::StringPairs& labels) const;
+  const std::vector<LabelRequirement>& requirements() const { return reqs_; }
+
+ private:
+  std::vector<LabelRequirement> reqs_;
+};
+
+struct FieldRequirement {
+  std::string field;
+  bool equals = true;  // false for !=
+  std::string value;
+};
+
+class FieldSelector {
+ public:
+  // Parses "a=b,c!=d" (with \, \= \\ escapes) and checks every field is one of `allowed`
+  // (metadata.name and metadata.namespace are always allowed).
+  static Result<FieldSelector> parse(std::string_view text, const std::vector<std::string>& allowed,
+                                     bool namespaced);
+  bool empty() const { return reqs_.empty(); }
+  bool matches(const storage::CachedObject& obj) const;
+  // The value required for `field` by an equality term, if any.
+  const std::string* exactValue(std::string_view field) const;
+
+ private:
+  std::vector<FieldRequirement> reqs_;
+};
+
+// Combined filter for the watch cache; empty selectors match everything.
+storage::Predicate makePredicate(LabelSelector labels, FieldSelector fields);
+
+}  // namespace shepherd::apis

@@ -1,0 +1,164 @@
+#include "apis/validation.h"
+
+#include <cstdio>
+#include <regex>
+
+namespace shepherd::apis::validation {
+
+namespace {
+
+const char* kLabelFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const char* kSubdomainFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const char* k1035Fmt = "[a-z]([-a-z0-9]*[a-z0-9])?";
+const char* kQualifiedNameFmt = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const char* kLabelValueFmt = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+const char* kConfigMapKeyFmt = "[-._a-zA-Z0-9]+";
+
+bool matches(std::string_view v, const char* fmt) {
+  // Rules are fixed; compile each once per thread.
+  thread_local std::vector<std::pair<const char*, std::regex>> cache;
+  for (auto& [f, re] : cache)
+    if (f == fmt) return std::regex_match(v.begin(), v.end(), re);
+  cache.emplace_back(fmt, std::regex(std::string("^") + fmt + "$"));
+  return std::regex_match(v.begin(), v.end(), cache.back().second);
+}
+
+std::string maxLen(size_t n) { return "must be no more than " + std::to_string(n) + " characters"; }
+
+std::string regexError(const std::string& msg, const char* fmt,
+                       std::initializer_list<const char*> examples) {
+  if (examples.size() == 0) return msg + " (regex used for validation is '" + fmt + "')";
+  std::string s = msg + " (e.g. ";
+  bool first = true;
+  for (const char* e : examples) {
+    if (!first) s += " or ";
+    s += "'" + std::string(e) + "', ";
+    first = false;
+  }
+  return s + "regex used for validation is '" + fmt + "')";
+}
+
+}  // namespace
+
+std::string quote(std::string_view v) {
+  std::string out = "\"";
+  for (unsigned char c : v) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\x%02x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::vector<std::string> dns1123Label(std::string_view v) {
+  std::vector<std::string> errs;
+  if (v.size() > 63) errs.push_back(maxLen(63));
+  if (!matches(v, kLabelFmt))
+    errs.push_back(regexError(
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+        "'-', and must start and end with an alphanumeric character",
+        kLabelFmt, {"my-name", "123-abc"}));
+  return errs;
+}
+
+std::vector<std::string> dns1123Subdomain(std::string_view v) {
+  std::vector<std::string> errs;
+  if (v.size() > 253) errs.push_back(maxLen(253));
+  if (!matches(v, kSubdomainFmt))
+    errs.push_back(regexError(
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+        "'-' or '.', and must start and end with an alphanumeric character",
+        kSubdomainFmt, {"example.com"}));
+  return errs;
+}
+
+std::vector<std::string> dns1035Label(std::string_view v) {
+  std::vector<std::string> errs;
+  if (v.size() > 63) errs.push_back(maxLen(63));
+  if (!matches(v, k1035Fmt))
+    errs.push_back(regexError(
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
+        "with an alphabetic character, and end with an alphanumeric character",
+        k1035Fmt, {"my-name", "abc-123"}));
+  return errs;
+}
+
+std::vector<std::string> pathSegmentName(std::string_view v) {
+  std::vector<std::string> errs;
+  if (v == "." || v == "..") errs.push_back("may not be '" + std::string(v) + "'");
+  if (v.find('/') != std::string_view::npos) errs.push_back("may not contain '/'");
+  if (v.find('%') != std::string_view::npos) errs.push_back("may not contain '%'");
+  return errs;
+}
+
+std::vector<std::string> qualifiedName(std::string_view v) {
+  std::vector<std::string> errs;
+  std::string_view name = v;
+  auto slash = v.find('/');
+  if (slash != std::string_view::npos) {
+    if (v.find('/', slash + 1) != std::string_view::npos) {
+      errs.push_back(regexError(
+          "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and "
+          "must start and end with an alphanumeric character",
+          kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
+          " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
+      return errs;
+    }
+    std::string_view prefix = v.substr(0, slash);
+    name = v.substr(slash + 1);
+    if (prefix.empty()) {
+      errs.push_back("prefix part must be non-empty");
+    } else {
+      for (auto& e : dns1123Subdomain(prefix)) errs.push_back("prefix part " + e);
+    }
+  }
+  if (name.empty()) {
+    errs.push_back("name part must be non-empty");
+  } else {
+    if (name.size() > 63) errs.push_back("name part " + maxLen(63));
+    if (!matches(name, kQualifiedNameFmt))
+      errs.push_back("name part " +
+                     regexError("must consist of alphanumeric characters, '-', '_' or '.', and "
+                                "must start and end with an alphanumeric character",
+                                kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}));
+  }
+  return errs;
+}
+
+std::vector<std::string> labelValue(std::string_view v) {
+  std::vector<std::string> errs;
+  if (v.size() > 63) errs.push_back(maxLen(63));
+  if (!matches(v, kLabelValueFmt))
+    errs.push_back(regexError(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', "
+        "'_' or '.', and must start and end with an alphanumeric character",
+        kLabelValueFmt, {"MyValue", "my_value", "12345"}));
+  return errs;
+}
+
+std::vector<std::string> configMapKey(std::string_view v) {
+  std::vector<std::string> errs;
+  if (v.size() > 253) errs.push_back(maxLen(253));
+  if (!matches(v, kConfigMapKeyFmt))
+    errs.push_back(regexError(
+        "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+        kConfigMapKeyFmt, {"key.name", "KEY_NAME", "key-name"}));
+  if (v == ".") errs.push_back("must not be '.'");
+  else if (v == "..") errs.push_back("must not be '..'");
+  else if (v.substr(0, 2) == "..") errs.push_back("must not start with '..'");
+  return errs;
+}
+
+}  // namespace shepherd::apis::validation

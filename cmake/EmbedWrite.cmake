@@ -1,0 +1,15 @@
+# Script mode helper for shepherd_embed: writes OUT defining SYMBOL from FILES.
+# Files are joined with a YAML document separator line ("---") between them.
+set(body "")
+set(first TRUE)
+foreach(f IN LISTS FILES)
+  if(NOT first)
+    string(APPEND body "'\\n','-','-','-','\\n',\n")
+  endif()
+  set(first FALSE)
+  file(READ "${f}" hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "'\\\\x\\1'," hex "${hex}")
+  string(APPEND body "${hex}\n")
+endforeach()
+file(WRITE "${OUT}.tmp" "#include <string_view>\nnamespace shepherd::embedded {\nstatic const char k_${SYMBOL}[] = {${body} 0};\nstd::string_view ${SYMBOL}() { return std::string_view(k_${SYMBOL}, sizeof(k_${SYMBOL}) - 1); }\n}\n")
+file(RENAME "${OUT}.tmp" "${OUT}")

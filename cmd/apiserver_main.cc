@@ -1,0 +1,199 @@
+// shepherd-apiserver: serves the Kubernetes API over an embedded, durable SQLite store.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "common/flags.h"
+#include "common/log.h"
+#include "handlers/api_handler.h"
+#include "handlers/http/server.h"
+#include "registry/registry.h"
+#include "storage/sqlite_storage.h"
+
+using namespace shepherd;
+
+namespace {
+
+bool makeDirs(const std::string& path) {
+  std::string cur;
+  for (size_t i = 0; i < path.size(); ++i) {
+    cur += path[i];
+    if ((path[i] == '/' && i > 0) || i + 1 == path.size()) {
+      if (mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST) return false;
+    }
+  }
+  return true;
+}
+
+// Periodic work: watch timeouts, bookmarks and compaction of old revisions.
+class Maintenance {
+ public:
+  Maintenance(registry::Registry& reg, handlers::ApiHandler& api, storage::Storage& store, int compact_interval_s)
+      : reg_(reg), api_(api), store_(store), compact_interval_(compact_interval_s) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Maintenance() {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void run() {
+    auto lastBookmark = std::chrono::steady_clock::now();
+    auto lastCompact = std::chrono::steady_clock::now();
+    int64_t pendingCompact = store_.currentRevision();
+    std::unique_lock<std::mutex> lk(mu_);
+    while (!cv_.wait_for(lk, std::chrono::seconds(1), [&] { return stop_; })) {
+      lk.unlock();
+      api_.watches().expire();
+      auto now = std::chrono::steady_clock::now();
+      if (now - lastBookmark >= std::chrono::seconds(10)) {
+        reg_.sendBookmarks();
+        lastBookmark = now;
+      }
+      // Like kube-apiserver: compact to the revision seen one interval ago, so history
+      // younger than one interval stays available to lists and watches.
+      if (compact_interval_ > 0 && now - lastCompact >= std::chrono::seconds(compact_interval_)) {
+        auto r = store_.compact(pendingCompact);
+        if (!r.ok()) LOG_WARN("compaction to " << pendingCompact << " failed: " << r.message);
+        pendingCompact = store_.currentRevision();
+        lastCompact = now;
+      }
+      lk.lock();
+    }
+  }
+  registry::Registry& reg_;
+  handlers::ApiHandler& api_;
+  storage::Storage& store_;
+  int compact_interval_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  flags.define("data-dir", "./shepherd-data", "Directory of the embedded store (state.db).");
+  flags.define("bind-address", "127.0.0.1", "Address to serve on (plain HTTP is served on loopback only).");
+  flags.define("port", "6443", "Port to serve on; 0 picks a free port.");
+  flags.define("port-file", "", "If set, the bound port is written to this file once serving.");
+  flags.define("advertise-address", "", "Address published in default/kubernetes endpoints (default: bind address).");
+  flags.define("service-cluster-ip-range", "10.96.0.0/12", "CIDR from which Service cluster IPs are allocated.");
+  flags.define("service-node-port-range", "30000-32767", "Port range reserved for NodePort services.");
+  flags.define("watch-cache-size", "10000", "Events kept per resource for watches and consistent pagination.");
+  flags.define("etcd-compaction-interval", "300", "Seconds between compactions of old revisions (0 disables).");
+  flags.define("worker-threads", "32", "Request handler threads.");
+  flags.define("shutdown-grace-seconds", "10", "How long in-flight requests may take to finish on SIGTERM.");
+  flags.define("v", "0", "Log verbosity (0 info, 1+ debug).");
+  flags.define("help", "false", "Show this help.", true);
+  std::string error;
+  if (!flags.parse(argc, argv, 1, error)) {
+    std::fprintf(stderr, "shepherd-apiserver: %s\nflags:\n%s", error.c_str(), flags.usage().c_str());
+    return 2;
+  }
+  if (flags.getBool("help")) {
+    std::printf("usage: shepherd-apiserver [flags]\n%s", flags.usage().c_str());
+    return 0;
+  }
+  if (flags.getInt("v") > 0) log::setLevel(log::Level::Debug);
+  std::string bind = flags.get("bind-address");
+  if (bind != "127.0.0.1" && bind != "::1" && bind != "localhost") {
+    std::fprintf(stderr, "shepherd-apiserver: plain HTTP may only be served on loopback (got --bind-address=%s)\n",
+                 bind.c_str());
+    return 2;
+  }
+  if (bind == "localhost") bind = "127.0.0.1";
+
+  // Signals are taken synchronously by main; every other thread inherits the mask.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::string dir = flags.get("data-dir");
+  if (!makeDirs(dir)) {
+    std::fprintf(stderr, "shepherd-apiserver: cannot create data dir %s: %s\n", dir.c_str(), std::strerror(errno));
+    return 1;
+  }
+  storage::SqliteOptions so;
+  so.path = dir + "/state.db";
+  auto opened = storage::SqliteStorage::open(so);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "shepherd-apiserver: %s\n", opened.message.c_str());
+    return 1;
+  }
+  auto store = std::move(opened.value);
+  auto t0 = std::chrono::steady_clock::now();
+  registry::RegistryOptions ro;
+  ro.service_cidr = flags.get("service-cluster-ip-range");
+  ro.node_port_range = flags.get("service-node-port-range");
+  ro.watch_window = static_cast<size_t>(std::max(16, flags.getInt("watch-cache-size")));
+  auto reg = registry::Registry::start(*store, ro);
+  if (!reg) {
+    std::fprintf(stderr, "shepherd-apiserver: %s\n", reg.error().message.c_str());
+    return 1;
+  }
+  auto loadMs = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  LOG_INFO("storage loaded at revision " << store->currentRevision() << " in " << loadMs << " ms");
+
+  handlers::ApiHandlerOptions ho;
+  http::ServerOptions hs;
+  hs.address = bind;
+  hs.port = flags.getInt("port");
+  hs.worker_threads = std::max(2, flags.getInt("worker-threads"));
+  // The advertised address is known once the port is; set below.
+  auto api = std::make_unique<handlers::ApiHandler>(*reg.value(), ho);
+  http::Server server(hs, [&api](http::Request& req, std::shared_ptr<http::Responder> resp) {
+    api->handle(req, std::move(resp));
+  });
+  auto port = server.start();
+  if (!port) {
+    std::fprintf(stderr, "shepherd-apiserver: %s\n", port.error().message.c_str());
+    return 1;
+  }
+  std::string advertise = flags.get("advertise-address").empty() ? bind : flags.get("advertise-address");
+  if (auto st = reg.value()->bootstrap(advertise, port.value()); !st) {
+    std::fprintf(stderr, "shepherd-apiserver: bootstrap failed: %s\n", st.error().message.c_str());
+    server.stop(0);
+    return 1;
+  }
+  api->setReady();
+  if (!flags.get("port-file").empty()) {
+    std::string tmp = flags.get("port-file") + ".tmp";
+    std::ofstream(tmp) << port.value() << "\n";
+    std::rename(tmp.c_str(), flags.get("port-file").c_str());
+  }
+  LOG_INFO("shepherd-apiserver serving on http://" << bind << ":" << port.value() << " (data in " << dir << ")");
+
+  int sig = 0;
+  {
+    Maintenance maint(*reg.value(), *api, *store, flags.getInt("etcd-compaction-interval"));
+    sigwait(&set, &sig);
+    LOG_INFO("received signal " << sig << "; shutting down");
+    api->setShuttingDown();
+    api->watches().finishAll();
+    server.stop(flags.getInt("shutdown-grace-seconds"));
+  }
+  // Every acknowledged write is already durable; this finishes anything still queued.
+  store->shutdown();
+  LOG_INFO("shepherd-apiserver stopped");
+  return 0;
+}

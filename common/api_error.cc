@@ -1,0 +1,80 @@
+#include "common/api_error.h"
+
+namespace shepherd {
+
+std::string qualifiedResource(const std::string& group, const std::string& resource) {
+  return group.empty() ? resource : resource + "." + group;
+}
+
+ApiError ApiError::notFound(std::string group, std::string resource, std::string name) {
+  ApiError e = make(404, "NotFound",
+                    qualifiedResource(group, resource) + " \"" + name + "\" not found");
+  e.group = std::move(group);
+  e.kind = std::move(resource);
+  e.name = std::move(name);
+  return e;
+}
+
+ApiError ApiError::alreadyExists(std::string group, std::string resource, std::string name) {
+  ApiError e = make(409, "AlreadyExists",
+                    qualifiedResource(group, resource) + " \"" + name + "\" already exists");
+  e.group = std::move(group);
+  e.kind = std::move(resource);
+  e.name = std::move(name);
+  return e;
+}
+
+ApiError ApiError::conflict(std::string group, std::string resource, std::string name,
+                            std::string why) {
+  ApiError e = make(409, "Conflict",
+                    "Operation cannot be fulfilled on " + qualifiedResource(group, resource) +
+                        " \"" + name + "\": " + why);
+  e.group = std::move(group);
+  e.kind = std::move(resource);
+  e.name = std::move(name);
+  return e;
+}
+
+ApiError ApiError::invalid(std::string group, std::string kind, std::string name,
+                           std::vector<StatusCause> causes) {
+  std::string qualified = group.empty() ? kind : kind + "." + group;
+  std::string msg = qualified + " \"" + name + "\" is invalid: ";
+  if (causes.size() == 1) {
+    msg += causes[0].field + ": " + causes[0].message;
+  } else {
+    msg += "[";
+    for (size_t i = 0; i < causes.size(); ++i) {
+      if (i) msg += ", ";
+      msg += causes[i].field + ": " + causes[i].message;
+    }
+    msg += "]";
+  }
+  ApiError e = make(422, "Invalid", std::move(msg));
+  e.group = std::move(group);
+  e.kind = std::move(kind);
+  e.name = std::move(name);
+  e.causes = std::move(causes);
+  return e;
+}
+
+ApiError ApiError::methodNotSupported(std::string group, std::string resource,
+                                      std::string verb) {
+  ApiError e = make(405, "MethodNotAllowed",
+                    verb + " is not supported on resources of kind \"" +
+                        qualifiedResource(group, resource) + "\"");
+  e.group = std::move(group);
+  e.kind = std::move(resource);
+  return e;
+}
+
+ApiError ApiError::forbidden(std::string group, std::string resource, std::string name,
+                             std::string why) {
+  ApiError e = make(403, "Forbidden",
+                    qualifiedResource(group, resource) + " \"" + name + "\" is forbidden: " + why);
+  e.group = std::move(group);
+  e.kind = std::move(resource);
+  e.name = std::move(name);
+  return e;
+}
+
+}  // namespace shepherd

@@ -1,0 +1,54 @@
+// ApiHandler: the API server's request router. It maps paths to discovery, OpenAPI,
+// health and version endpoints, and resource paths to the RestHandler.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "handlers/discovery.h"
+#include "handlers/http/message.h"
+#include "handlers/openapi.h"
+#include "handlers/rest_handler.h"
+#include "handlers/watch_registry.h"
+#include "registry/registry.h"
+
+namespace shepherd::handlers {
+
+struct ApiHandlerOptions {
+  std::string server_address = "127.0.0.1:6443";  // advertised in /api
+  VersionInfo version;
+};
+
+// Thread-safety: handle() is called concurrently from the server's workers.
+class ApiHandler {
+ public:
+  ApiHandler(registry::Registry& registry, ApiHandlerOptions opts);
+  void handle(http::Request& req, std::shared_ptr<http::Responder> resp);
+
+  WatchRegistry& watches() { return watches_; }
+  // /readyz fails once shutdown begins, so load balancers drain us first.
+  void setShuttingDown() { shutting_down_ = true; }
+  // /readyz fails until bootstrap has finished.
+  void setReady() { ready_ = true; }
+
+ private:
+  void handleResourcePath(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                          const std::string& group, const std::string& version,
+                          const std::vector<std::string>& rest);
+  void health(http::Request& req, const std::shared_ptr<http::Responder>& resp, const std::string& which);
+  void metrics(const std::shared_ptr<http::Responder>& resp);
+
+  registry::Registry& registry_;
+  ApiHandlerOptions opts_;
+  OpenApiDocuments openapi_;
+  WatchRegistry watches_;
+  RestHandler rest_;
+  std::string api_versions_;
+  std::string group_list_;
+  std::atomic<bool> shutting_down_{false};
+  std::atomic<bool> ready_{false};
+  std::atomic<uint64_t> requests_{0};
+};
+
+}  // namespace shepherd::handlers

@@ -1,0 +1,76 @@
+// HTTP messages as the API handlers see them, independent of the server library.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace shepherd::http {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+struct Request {
+  std::string method;   // GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS
+  std::string target;   // as sent: /api/v1/pods?watch=1
+  std::string path;     // percent-decoded path without the query
+  std::vector<std::pair<std::string, std::string>> query;  // decoded, in order
+  Headers headers;      // names lower-cased
+  std::string body;
+  std::string remote;   // peer address
+
+  // Header value by lower-case name ("" if absent; the first one if repeated).
+  std::string_view header(std::string_view lower_name) const;
+  bool hasQuery(std::string_view key) const;
+  std::string_view queryValue(std::string_view key) const;  // "" if absent
+};
+
+struct Response {
+  int status = 200;
+  Headers headers;
+  std::string body;
+
+  void setHeader(std::string name, std::string value);
+};
+
+// One piece of a streamed (chunked) response. `head` and `tail` point at static
+// storage; `body` is kept alive by `owner` so one serialized event can go to many
+// streams without copies. Alternatively `data` holds owned bytes.
+struct Chunk {
+  std::string_view head;
+  std::shared_ptr<const void> owner;
+  std::string_view body;
+  std::string_view tail;
+  std::string data;
+  size_t size() const { return head.size() + body.size() + tail.size() + data.size(); }
+};
+
+// A chunked response in progress. Thread-safety: all methods may be called from any
+// thread; writes are queued and carried out on the connection's own strand.
+class StreamWriter {
+ public:
+  virtual ~StreamWriter() = default;
+  // Queues a chunk; false when the stream has ended (client gone, or too far behind:
+  // a slow reader is dropped rather than allowed to hold memory or block producers).
+  virtual bool write(Chunk chunk) = 0;
+  // Ends the response (the terminating chunk is sent after queued data).
+  virtual void finish() = 0;
+  virtual bool closed() const = 0;
+  // Called once, from the connection's strand, when the stream ends for any reason.
+  virtual void onClose(std::function<void()> fn) = 0;
+};
+
+// Given to each handler; exactly one of send() or startStream() must be called, once,
+// from any thread.
+class Responder {
+ public:
+  virtual ~Responder() = default;
+  virtual void send(Response response) = 0;
+  virtual std::shared_ptr<StreamWriter> startStream(int status, Headers headers) = 0;
+};
+
+std::string percentDecode(std::string_view s, bool plus_is_space);
+
+}  // namespace shepherd::http

@@ -1,0 +1,60 @@
+// The HTTP/1.1 server (Boost.Beast on Asio; see docs/adr/0001-http-server.md).
+//
+// Network I/O runs on a few io threads; every request is handed to a worker pool so a
+// handler may block (e.g. on a group commit) without stalling other connections. All
+// writes to a connection happen on that connection's strand: handlers and watch
+// producers on other threads only post to it. Streams have a bounded queue; a reader
+// that falls too far behind is disconnected.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/api_error.h"
+#include "handlers/http/message.h"
+
+namespace shepherd::http {
+
+using Handler = std::function<void(Request& request, std::shared_ptr<Responder> responder)>;
+
+struct ServerOptions {
+  std::string address = "127.0.0.1";
+  int port = 0;                       // 0 = pick a free port
+  int io_threads = 2;
+  int worker_threads = 32;            // handlers may block on storage
+  size_t max_body_bytes = 3 * 1024 * 1024;
+  size_t max_header_bytes = 64 * 1024;
+  int header_timeout_seconds = 60;    // a request must arrive within this time
+  int idle_timeout_seconds = 300;     // keep-alive connections idle longer are closed
+  size_t max_stream_backlog_bytes = 64 * 1024 * 1024;  // per streaming response
+};
+
+// Thread-safety: start() and stop() from one controlling thread; the handler is called
+// concurrently from worker threads.
+class Server {
+ public:
+  Server(ServerOptions opts, Handler handler);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and starts serving; returns the bound port.
+  Result<int> start();
+  // Stops accepting, lets in-flight requests finish (up to `grace_seconds`), ends
+  // streams, and joins all threads.
+  void stop(int grace_seconds = 10);
+
+  int port() const { return port_; }
+  uint64_t requestsServed() const;
+  int activeConnections() const;
+
+  struct Impl;  // the Beast/Asio machinery (server.cc)
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+}  // namespace shepherd::http

@@ -1,0 +1,418 @@
+#include "handlers/rest_handler.h"
+
+#include <random>
+
+#include "apis/schema.h"
+#include "common/log.h"
+#include "common/yaml_json.h"
+#include "handlers/negotiation.h"
+#include "handlers/patch/json_patch.h"
+#include "handlers/patch/merge_patch.h"
+#include "handlers/patch/strategic_merge.h"
+#include "handlers/status.h"
+#include "handlers/table.h"
+#include "handlers/watch_stream.h"
+
+namespace shepherd::handlers {
+
+namespace {
+
+using registry::ObjectPtr;
+
+enum class FieldValidation { Ignore, Warn, Strict };
+
+struct WriteParams {
+  registry::WriteOptions opts;
+  FieldValidation validation = FieldValidation::Warn;
+};
+
+Result<WriteParams> writeParams(const http::Request& req) {
+  WriteParams p;
+  for (const auto& [k, v] : req.query) {
+    if (k == "dryRun") {
+      if (v == "All") p.opts.dry_run = true;
+      else if (!v.empty()) return ApiError::badRequest("Invalid dry run value: " + v + ": supported values: \"All\"");
+    }
+  }
+  p.opts.field_manager = req.queryValue("fieldManager");
+  if (p.opts.field_manager.size() > 128)
+    return ApiError::badRequest("fieldManager: Too long: must have at most 128 bytes");
+  std::string_view fv = req.queryValue("fieldValidation");
+  if (fv.empty() || fv == "Warn") p.validation = FieldValidation::Warn;
+  else if (fv == "Strict") p.validation = FieldValidation::Strict;
+  else if (fv == "Ignore") p.validation = FieldValidation::Ignore;
+  else
+    return ApiError::badRequest("fieldValidation: Invalid value: \"" + std::string(fv) +
+                                "\": fieldValidation must be one of \"Ignore\", \"Warn\", or \"Strict\"");
+  return p;
+}
+
+std::string warningHeader(const std::string& text) {
+  std::string esc;
+  for (char c : text) {
+    if (c == '"' || c == '\\') esc += '\\';
+    esc += c;
+  }
+  return "299 - \"" + esc + "\"";
+}
+
+// Checks a decoded body against the kind's schema: type errors are always 400; unknown
+// and duplicate fields are 400 (Strict), warnings (Warn) or silently dropped (Ignore).
+Status checkAgainstSchema(json::Document& doc, const apis::Resource& r, FieldValidation fv,
+                          std::vector<std::string>& warnings) {
+  const auto& schemas = apis::SchemaRegistry::instance();
+  const apis::SchemaNode* root = schemas.definition(r.schema_name);
+  if (!root) return okStatus();
+  std::vector<apis::SchemaFinding> findings;
+  schemas.check(doc, root, findings);
+  std::string prefix = r.kind + " in version \"" + r.version + "\" cannot be handled as a " + r.kind + ": ";
+  std::string strict;
+  for (const auto& f : findings) {
+    if (f.kind == apis::SchemaFinding::Kind::TypeMismatch) return ApiError::badRequest(prefix + f.message);
+  }
+  for (const auto& f : findings) {
+    if (fv == FieldValidation::Strict) strict += (strict.empty() ? "" : ", ") + f.message;
+    else if (fv == FieldValidation::Warn) warnings.push_back(f.message);
+  }
+  if (!strict.empty()) return ApiError::badRequest(prefix + "strict decoding error: " + strict);
+  if (!findings.empty()) schemas.prune(doc, root);
+  return okStatus();
+}
+
+http::Response objectResponse(int code, const std::string& body, const OutputFormat& f,
+                              const std::vector<std::string>& warnings) {
+  http::Response r;
+  r.status = code;
+  r.headers.emplace_back("Content-Type", contentTypeOf(f));
+  for (const auto& w : warnings) r.headers.emplace_back("Warning", warningHeader(w));
+  if (f.kind == OutputFormat::Kind::Json && !f.pretty) {
+    r.body = body;
+  } else {
+    json::Document d;
+    d.Parse(body.data(), body.size());
+    r.body = encode(d, f);
+  }
+  return r;
+}
+
+IncludeObject includeObject(const http::Request& req) {
+  std::string_view v = req.queryValue("includeObject");
+  if (v == "None") return IncludeObject::None;
+  if (v == "Object") return IncludeObject::Object;
+  return IncludeObject::Metadata;
+}
+
+void sendObject(const std::shared_ptr<http::Responder>& resp, const http::Request& req, const RequestScope& s,
+                int code, const ObjectPtr& obj, const std::vector<std::string>& warnings = {}) {
+  auto fmt = negotiateOutput(req, true);
+  if (!fmt) return resp->send(errorResponse(fmt.error()));
+  if (fmt->kind == OutputFormat::Kind::Table) {
+    TableOptions to;
+    to.version = fmt->table_version;
+    to.include = includeObject(req);
+    std::string body = buildTable(*s.resource, {obj}, to,
+                                  R"({"resourceVersion":")" + std::to_string(obj->mod_revision) + "\"}");
+    OutputFormat jf;
+    return resp->send(objectResponse(code, body, jf, warnings));
+  }
+  resp->send(objectResponse(code, obj->json, *fmt, warnings));
+}
+
+std::string listMeta(const registry::ListPage& page) {
+  std::string m = R"({"resourceVersion":")" + std::to_string(page.revision) + "\"";
+  if (!page.continue_token.empty()) m += R"(,"continue":")" + page.continue_token + "\"";
+  if (page.remaining_item_count) m += R"(,"remainingItemCount":)" + std::to_string(*page.remaining_item_count);
+  return m + "}";
+}
+
+std::string listJson(const apis::Resource& r, const registry::ListPage& page) {
+  size_t total = 128;
+  for (const auto& o : page.items) total += o->json.size() + 1;
+  std::string out;
+  out.reserve(total);
+  out += R"({"kind":")" + r.listKind() + R"(","apiVersion":")" + r.apiVersion() + R"(","metadata":)" +
+         listMeta(page) + R"(,"items":[)";
+  bool first = true;
+  for (const auto& o : page.items) {
+    if (!first) out += ',';
+    first = false;
+    out += o->json;
+  }
+  out += "]}";
+  return out;
+}
+
+Result<int64_t> parseLimit(const http::Request& req) {
+  std::string_view l = req.queryValue("limit");
+  if (l.empty()) return int64_t{0};
+  char* end = nullptr;
+  std::string s(l);
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (*end != '\0') return ApiError::badRequest("limit: Invalid value: \"" + s + "\": must be an integer");
+  return static_cast<int64_t>(v < 0 ? 0 : v);
+}
+
+registry::Subresource subresourceOf(const RequestScope& s) {
+  if (s.subresource == "status") return registry::Subresource::Status;
+  if (s.subresource == "finalize") return registry::Subresource::Finalize;
+  return registry::Subresource::Main;
+}
+
+}  // namespace
+
+void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+  const std::string& m = req.method;
+  bool item = !s.name.empty();
+  if (!s.subresource.empty()) {
+    if (!s.resource->hasSubresource(s.subresource))
+      return resp->send(errorResponse(ApiError::notFound("", "", "the server could not find the requested resource")));
+    if (s.subresource == "finalize" && m != "PUT")
+      return resp->send(errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural + "/finalize", m)));
+  }
+  if (m == "GET" || m == "HEAD") {
+    if (item) return get(req, resp, s);
+    std::string_view w = req.queryValue("watch");
+    if (w == "true" || w == "1") return watch(req, resp, s);
+    return list(req, resp, s);
+  }
+  if (m == "POST" && !item) return create(req, resp, s);
+  if (m == "PUT" && item) return update(req, resp, s);
+  if (m == "PATCH" && item) return patch(req, resp, s);
+  if (m == "DELETE" && item && s.subresource.empty()) return remove(req, resp, s);
+  if (m == "DELETE" && !item) return removeCollection(req, resp, s);
+  resp->send(errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural, m)));
+}
+
+void RestHandler::get(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+  auto obj = s.store->get(s.ns, s.name);
+  if (!obj) return resp->send(errorResponse(obj.error()));
+  sendObject(resp, req, s, 200, obj.value());
+}
+
+void RestHandler::list(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+  auto fmt = negotiateOutput(req, true);
+  if (!fmt) return resp->send(errorResponse(fmt.error()));
+  auto limit = parseLimit(req);
+  if (!limit) return resp->send(errorResponse(limit.error()));
+  registry::ListOptions o;
+  o.ns = s.ns;
+  o.label_selector = req.queryValue("labelSelector");
+  o.field_selector = req.queryValue("fieldSelector");
+  o.limit = limit.value();
+  o.continue_token = req.queryValue("continue");
+  o.resource_version = req.queryValue("resourceVersion");
+  o.resource_version_match = req.queryValue("resourceVersionMatch");
+  auto page = s.store->list(o);
+  if (!page) return resp->send(errorResponse(page.error()));
+  http::Response r;
+  r.headers.emplace_back("Content-Type", contentTypeOf(*fmt));
+  if (fmt->kind == OutputFormat::Kind::Table) {
+    TableOptions to;
+    to.version = fmt->table_version;
+    to.include = includeObject(req);
+    r.body = buildTable(*s.resource, page->items, to, listMeta(page.value()));
+    r.headers[0].second = "application/json";
+  } else if (fmt->kind == OutputFormat::Kind::Json && !fmt->pretty) {
+    r.body = listJson(*s.resource, page.value());
+  } else {
+    std::string body = listJson(*s.resource, page.value());
+    json::Document d;
+    d.Parse(body.data(), body.size());
+    r.body = encode(d, *fmt);
+  }
+  resp->send(std::move(r));
+}
+
+void RestHandler::watch(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+  auto fmt = negotiateOutput(req, true);
+  if (!fmt) return resp->send(errorResponse(fmt.error()));
+  registry::WatchOptions o;
+  o.ns = s.ns;
+  o.label_selector = req.queryValue("labelSelector");
+  o.field_selector = req.queryValue("fieldSelector");
+  o.resource_version = req.queryValue("resourceVersion");
+  o.send_initial_events = req.queryValue("sendInitialEvents") == "true";
+  WatchStreamOptions wo;
+  wo.table = fmt->kind == OutputFormat::Kind::Table;
+  wo.table_options.version = fmt->table_version;
+  wo.table_options.include = includeObject(req);
+  wo.bookmarks = req.queryValue("allowWatchBookmarks") == "true";
+  std::string_view ts = req.queryValue("timeoutSeconds");
+  long timeout = 0;
+  if (!ts.empty()) {
+    char* end = nullptr;
+    std::string t(ts);
+    timeout = std::strtol(t.c_str(), &end, 10);
+    if (*end != '\0' || timeout < 0)
+      return resp->send(errorResponse(ApiError::badRequest("timeoutSeconds: Invalid value: \"" + t + "\"")));
+  }
+  if (timeout == 0) {
+    // Upstream spreads watch lifetimes over [30, 60) minutes so reconnects do not align.
+    thread_local std::mt19937 rng{std::random_device{}()};
+    timeout = 1800 + static_cast<long>(rng() % 1800);
+  }
+  wo.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
+
+  // Validate selectors before committing to a 200 stream.
+  if (auto probe = s.store->list({s.ns, o.label_selector, o.field_selector, 1, "", "", ""}); !probe &&
+      probe.error().code == 400)
+    return resp->send(errorResponse(probe.error()));
+
+  http::Headers headers{{"Content-Type", "application/json"}, {"Cache-Control", "no-cache, private"}};
+  auto writer = resp->startStream(200, std::move(headers));
+  if (!writer) return;
+  auto ws = std::make_shared<WatchStream>(s.resource, writer, wo);
+  std::weak_ptr<WatchStream> weak = ws;
+  writer->onClose([weak] {
+    if (auto w = weak.lock()) w->finish();
+  });
+  auto handle = s.store->watch(o, ws);
+  if (!handle) {
+    ws->fail(statusJson(handle.error()));
+    return;
+  }
+  ws->attach(std::move(handle.value()));
+  watches_.add(ws);
+}
+
+void RestHandler::create(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+  auto params = writeParams(req);
+  if (!params) return resp->send(errorResponse(params.error()));
+  json::Document doc;
+  if (auto st = decodeBody(req, doc); !st) return resp->send(errorResponse(st.error()));
+  if (!doc.IsObject()) return resp->send(errorResponse(ApiError::badRequest("the request body must be a JSON object")));
+  std::vector<std::string> warnings;
+  if (auto st = checkAgainstSchema(doc, *s.resource, params->validation, warnings); !st)
+    return resp->send(errorResponse(st.error()));
+  auto obj = s.store->create(s.ns, doc, params->opts);
+  if (!obj) return resp->send(errorResponse(obj.error()));
+  sendObject(resp, req, s, 201, obj.value(), warnings);
+}
+
+void RestHandler::update(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+  auto params = writeParams(req);
+  if (!params) return resp->send(errorResponse(params.error()));
+  json::Document doc;
+  if (auto st = decodeBody(req, doc); !st) return resp->send(errorResponse(st.error()));
+  if (!doc.IsObject()) return resp->send(errorResponse(ApiError::badRequest("the request body must be a JSON object")));
+  std::vector<std::string> warnings;
+  if (auto st = checkAgainstSchema(doc, *s.resource, params->validation, warnings); !st)
+    return resp->send(errorResponse(st.error()));
+  auto out = s.store->update(s.ns, s.name, doc, params->opts, subresourceOf(s));
+  if (!out) return resp->send(errorResponse(out.error()));
+  sendObject(resp, req, s, out->created ? 201 : 200, out->object, warnings);
+}
+
+void RestHandler::patch(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+  auto params = writeParams(req);
+  if (!params) return resp->send(errorResponse(params.error()));
+  std::string type = mediaType(req.header("content-type"));
+  enum class Kind { Json, Merge, Strategic } kind;
+  if (type == "application/json-patch+json") kind = Kind::Json;
+  else if (type == "application/merge-patch+json") kind = Kind::Merge;
+  else if (type == "application/strategic-merge-patch+json") kind = Kind::Strategic;
+  else
+    return resp->send(errorResponse(ApiError::unsupportedMediaType(
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json")));
+  json::Document patchDoc;
+  if (auto st = decodeBody(req, patchDoc); !st) return resp->send(errorResponse(st.error()));
+  if (kind != Kind::Json && !patchDoc.IsObject())
+    return resp->send(errorResponse(ApiError::badRequest("the patch must be a JSON object")));
+  const apis::SchemaNode* schema = apis::SchemaRegistry::instance().definition(s.resource->schema_name);
+  std::vector<std::string> warnings;
+  FieldValidation fv = params->validation;
+  const apis::Resource& r = *s.resource;
+  auto mutate = [&](json::Document& obj) -> Status {
+    warnings.clear();
+    std::string rvBefore(json::getStringPath(obj, {"metadata", "resourceVersion"}));
+    switch (kind) {
+      case Kind::Json:
+        if (auto st = patch::applyJsonPatch(obj, patchDoc); !st) return st;
+        break;
+      case Kind::Merge:
+        patch::applyMergePatch(obj, patchDoc, obj.GetAllocator());
+        break;
+      case Kind::Strategic:
+        if (auto st = patch::applyStrategicMergePatch(obj, patchDoc, schema, obj.GetAllocator()); !st) return st;
+        break;
+    }
+    if (!obj.IsObject()) return ApiError::badRequest("the patched object is not a JSON object");
+    // A patch that does not name a resourceVersion applies to the latest one.
+    if (json::getStringPath(obj, {"metadata", "resourceVersion"}) == rvBefore) {
+      if (json::Value* m = json::find(obj, "metadata")) json::remove(*m, "resourceVersion");
+    }
+    return checkAgainstSchema(obj, r, fv, warnings);
+  };
+  auto out = s.store->modify(s.ns, s.name, mutate, params->opts, subresourceOf(s));
+  if (!out) return resp->send(errorResponse(out.error()));
+  sendObject(resp, req, s, 200, out->object, warnings);
+}
+
+void RestHandler::remove(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+  json::Document body;
+  const json::Value* bodyPtr = nullptr;
+  if (!req.body.empty()) {
+    if (auto st = decodeBody(req, body); !st) return resp->send(errorResponse(st.error()));
+    bodyPtr = &body;
+  }
+  auto opts = registry::parseDeleteOptions(bodyPtr);
+  if (!opts) return resp->send(errorResponse(opts.error()));
+  if (std::string_view g = req.queryValue("gracePeriodSeconds"); !g.empty())
+    opts->grace_period_seconds = std::strtoll(std::string(g).c_str(), nullptr, 10);
+  if (std::string_view p = req.queryValue("propagationPolicy"); !p.empty()) opts->propagation_policy = p;
+  auto params = writeParams(req);
+  if (!params) return resp->send(errorResponse(params.error()));
+  if (params->opts.dry_run) opts->dry_run = true;
+  auto out = s.store->remove(s.ns, s.name, opts.value());
+  if (!out) return resp->send(errorResponse(out.error()));
+  int code = out->deleted_now ? 200 : 202;
+  if (s.resource->return_deleted_object || !out->deleted_now) return sendObject(resp, req, s, code, out->object);
+  json::Document d;
+  d.Parse(out->object->json.data(), out->object->json.size());
+  http::Response r;
+  r.status = code;
+  r.headers.emplace_back("Content-Type", "application/json");
+  r.body = successStatusJson(s.resource->group, s.resource->plural, s.name,
+                             std::string(json::getStringPath(d, {"metadata", "uid"})));
+  resp->send(std::move(r));
+}
+
+void RestHandler::removeCollection(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                                   const RequestScope& s) {
+  json::Document body;
+  const json::Value* bodyPtr = nullptr;
+  if (!req.body.empty()) {
+    if (auto st = decodeBody(req, body); !st) return resp->send(errorResponse(st.error()));
+    bodyPtr = &body;
+  }
+  auto opts = registry::parseDeleteOptions(bodyPtr);
+  if (!opts) return resp->send(errorResponse(opts.error()));
+  if (std::string_view g = req.queryValue("gracePeriodSeconds"); !g.empty())
+    opts->grace_period_seconds = std::strtoll(std::string(g).c_str(), nullptr, 10);
+  auto params = writeParams(req);
+  if (!params) return resp->send(errorResponse(params.error()));
+  if (params->opts.dry_run) opts->dry_run = true;
+  registry::ListOptions lo;
+  lo.ns = s.ns;
+  lo.label_selector = req.queryValue("labelSelector");
+  lo.field_selector = req.queryValue("fieldSelector");
+  auto page = s.store->list(lo);
+  if (!page) return resp->send(errorResponse(page.error()));
+  registry::ListPage deleted;
+  deleted.revision = page->revision;
+  for (const auto& o : page->items) {
+    auto out = s.store->remove(o->ns, o->name, opts.value());
+    if (!out) {
+      if (out.error().code == 404) continue;  // gone meanwhile
+      return resp->send(errorResponse(out.error()));
+    }
+    deleted.items.push_back(out->object);
+  }
+  http::Response r;
+  r.headers.emplace_back("Content-Type", "application/json");
+  r.body = listJson(*s.resource, deleted);
+  resp->send(std::move(r));
+}
+
+}  // namespace shepherd::handlers

@@ -1,0 +1,42 @@
+// The generic REST verbs on one resource: get, list, watch, create, update, patch,
+// delete, deletecollection, and the status/finalize subresources.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "apis/resource.h"
+#include "handlers/http/message.h"
+#include "handlers/watch_registry.h"
+#include "registry/store.h"
+
+namespace shepherd::handlers {
+
+struct RequestScope {
+  std::shared_ptr<const apis::Resource> resource;
+  registry::Store* store = nullptr;
+  std::string ns;           // from the URL ("" for cluster scope or all namespaces)
+  std::string name;         // "" for the collection
+  std::string subresource;  // "", "status", "finalize"
+};
+
+// Thread-safety: stateless apart from the shared watch registry; called concurrently.
+class RestHandler {
+ public:
+  explicit RestHandler(WatchRegistry& watches) : watches_(watches) {}
+  void handle(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& scope);
+
+ private:
+  void get(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  void list(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  void watch(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  void create(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  void update(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  void patch(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  void remove(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  void removeCollection(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+
+  WatchRegistry& watches_;
+};
+
+}  // namespace shepherd::handlers

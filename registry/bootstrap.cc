@@ -1,0 +1,49 @@
+// The objects every cluster starts with: system namespaces and default/kubernetes.
+#include "common/log.h"
+#include "registry/registry.h"
+
+namespace shepherd::registry {
+
+namespace {
+
+Status ensureCreated(Store* store, const std::string& ns, const std::string& body) {
+  json::Document d;
+  d.Parse(body.data(), body.size());
+  auto r = store->create(ns, d, WriteOptions{});
+  if (!r && r.error().reason != "AlreadyExists") return r.error();
+  return okStatus();
+}
+
+}  // namespace
+
+Status Registry::bootstrap(const std::string& advertise_address, int port) {
+  Store* namespaces = store("", "v1", "namespaces");
+  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    std::string body = std::string(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")") + ns + "\"}}";
+    if (auto st = ensureCreated(namespaces, "", body); !st) return st;
+  }
+  std::string ip = allocator_->firstAddress();
+  std::string svc = R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"kubernetes","namespace":"default",)"
+                    R"("labels":{"component":"apiserver","provider":"kubernetes"}},)"
+                    R"("spec":{"type":"ClusterIP","clusterIP":")" + ip +
+                    R"(","ports":[{"name":"https","port":443,"protocol":"TCP","targetPort":)" +
+                    std::to_string(port) + R"(}],"sessionAffinity":"None"}})";
+  if (auto st = ensureCreated(store("", "v1", "services"), "default", svc); !st) return st;
+
+  // Endpoints follow the API server's current address and port.
+  std::string desired = R"({"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"kubernetes","namespace":"default",)"
+                        R"("labels":{"endpointslice.kubernetes.io/skip-mirror":"true"}},)"
+                        R"("subsets":[{"addresses":[{"ip":")" + advertise_address +
+                        R"("}],"ports":[{"name":"https","port":)" + std::to_string(port) +
+                        R"(,"protocol":"TCP"}]}]})";
+  Store* endpoints = store("", "v1", "endpoints");
+  json::Document d;
+  d.Parse(desired.data(), desired.size());
+  auto r = endpoints->update("default", "kubernetes", d, WriteOptions{}, Subresource::Main);
+  if (!r) return r.error();
+  LOG_INFO("bootstrap: namespaces and default/kubernetes (" << ip << " -> " << advertise_address << ":"
+                                                            << port << ") in place");
+  return okStatus();
+}
+
+}  // namespace shepherd::registry

@@ -1,0 +1,43 @@
+// Request options the registry acts on, already parsed from the query and body.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace shepherd::registry {
+
+struct WriteOptions {
+  bool dry_run = false;
+  std::string field_manager;
+};
+
+struct DeleteOptions {
+  bool dry_run = false;
+  std::optional<int64_t> grace_period_seconds;
+  std::string precondition_uid;
+  std::string precondition_resource_version;
+  std::string propagation_policy;  // Orphan, Background, Foreground, or empty
+};
+
+struct ListOptions {
+  std::string ns;  // empty: all namespaces
+  std::string label_selector;
+  std::string field_selector;
+  int64_t limit = 0;
+  std::string continue_token;
+  std::string resource_version;
+  std::string resource_version_match;  // NotOlderThan, Exact, or empty
+};
+
+struct WatchOptions {
+  std::string ns;
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;
+  bool send_initial_events = false;
+};
+
+enum class Subresource { Main, Status, Finalize };
+
+}  // namespace shepherd::registry

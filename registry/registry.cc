@@ -1,0 +1,46 @@
+#include "registry/registry.h"
+
+#include "common/log.h"
+
+namespace shepherd::registry {
+
+Result<std::unique_ptr<Registry>> Registry::start(storage::Storage& storage, const RegistryOptions& opts) {
+  std::unique_ptr<Registry> reg(new Registry(storage));
+  auto alloc = ServiceAllocator::make(opts.service_cidr, opts.node_port_range);
+  if (!alloc) return alloc.error();
+  reg->allocator_ = std::move(alloc.value());
+  for (const auto& res : apis::Catalog::instance().resources()) {
+    auto cache = std::make_unique<storage::WatchCache>(
+        storage, res->storage_prefix,
+        [res](const std::string& key, const std::string& value, int64_t rev, int64_t crev) {
+          return decodeObject(*res, key, value, rev, crev);
+        },
+        opts.watch_window);
+    auto started = cache->start();
+    if (!started.ok())
+      return ApiError::internal("cannot start the watch cache of " + res->plural + ": " + started.message);
+    auto store = std::make_unique<Store>(res, storage, *cache, *reg);
+    reg->index_[{res->group, res->version, res->plural}] = store.get();
+    reg->caches_.push_back(std::move(cache));
+    reg->stores_.push_back(std::move(store));
+  }
+  if (Store* services = reg->store("", "v1", "services")) reg->wireServiceHooks(*services);
+  return reg;
+}
+
+Registry::~Registry() {
+  // Stores refer to caches; caches stop following the storage when destroyed.
+  stores_.clear();
+  caches_.clear();
+}
+
+Store* Registry::store(const std::string& group, const std::string& version, const std::string& plural) const {
+  auto it = index_.find({group, version, plural});
+  return it == index_.end() ? nullptr : it->second;
+}
+
+void Registry::sendBookmarks() {
+  for (auto& c : caches_) c->sendBookmarks();
+}
+
+}  // namespace shepherd::registry

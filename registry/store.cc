@@ -1,0 +1,697 @@
+#include "registry/store.h"
+
+#include <algorithm>
+
+#include "apis/kinds/podspec.h"
+#include "apis/selectors.h"
+#include "apis/validation.h"
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/log.h"
+#include "registry/continue_token.h"
+#include "registry/registry.h"
+
+namespace shepherd::registry {
+
+namespace {
+
+constexpr int kMaxUpdateAttempts = 16;
+constexpr size_t kMaxAnnotationBytes = 256 * 1024;
+
+std::string conflictMessage() {
+  return "the object has been modified; please apply your changes to the latest version and try again";
+}
+
+const char* kServerMetadata[] = {"uid", "creationTimestamp", "deletionTimestamp",
+                                 "deletionGracePeriodSeconds", "generation", "selfLink"};
+
+json::Value& meta(json::Document& obj) { return json::ensureObject(obj, "metadata", obj.GetAllocator()); }
+
+std::string strMeta(const json::Value& obj, std::string_view k) {
+  return std::string(json::getStringPath(obj, {"metadata", k}));
+}
+
+}  // namespace
+
+Store::Store(std::shared_ptr<const apis::Resource> resource, storage::Storage& storage,
+             storage::WatchCache& cache, Registry& registry)
+    : resource_(std::move(resource)), storage_(storage), cache_(cache), registry_(registry) {}
+
+bool Store::allowCreateOnUpdate() const {
+  const std::string& p = resource_->plural;
+  return p == "events" || p == "leases" || p == "endpoints";
+}
+
+ApiError Store::notFound(const std::string& name) const {
+  return ApiError::notFound(resource_->group, resource_->plural, name);
+}
+
+ApiError Store::conflict(const std::string& name) const {
+  return ApiError::conflict(resource_->group, resource_->plural, name, conflictMessage());
+}
+
+ApiError Store::fromStorage(const storage::Outcome<int64_t>& o, const std::string& name) const {
+  switch (o.code) {
+    case storage::Code::Exists: return ApiError::alreadyExists(resource_->group, resource_->plural, name);
+    case storage::Code::NotFound: return notFound(name);
+    case storage::Code::Conflict: return conflict(name);
+    case storage::Code::Unavailable: return ApiError::unavailable("storage is unavailable: " + o.message);
+    default: return ApiError::internal("storage error: " + o.message);
+  }
+}
+
+ObjectPtr Store::decode(const std::string& key, const std::string& value, int64_t revision,
+                        int64_t create_revision) const {
+  return decodeObject(*resource_, key, value, revision, create_revision);
+}
+
+ObjectPtr decodeObject(const apis::Resource& resource, const std::string& key, const std::string& value,
+                       int64_t revision, int64_t create_revision) {
+  json::Document d;
+  d.Parse(value.data(), value.size());
+  if (d.HasParseError() || !d.IsObject()) return nullptr;
+  auto& a = d.GetAllocator();
+  resource.strategy->fromStorage(d, a);
+  json::Value& m = json::ensureObject(d, "metadata", a);
+  json::setString(m, "resourceVersion", std::to_string(revision), a);
+  auto obj = std::make_shared<storage::CachedObject>();
+  obj->key = key;
+  obj->mod_revision = revision;
+  obj->create_revision = create_revision;
+  obj->ns = json::getString(m, "namespace");
+  obj->name = json::getString(m, "name");
+  if (const json::Value* labels = json::find(m, "labels"); labels && labels->IsObject()) {
+    for (auto& l : labels->GetObject())
+      if (l.value.IsString()) obj->labels.emplace_back(json::view(l.name), json::view(l.value));
+    std::sort(obj->labels.begin(), obj->labels.end());
+  }
+  resource.strategy->selectableFields(d, obj->fields);
+  obj->json = json::serialize(d);
+  return obj;
+}
+
+std::string Store::encodeForStorage(json::Document& obj) const {
+  auto& a = obj.GetAllocator();
+  if (json::Value* m = json::find(obj, "metadata")) json::remove(*m, "resourceVersion");
+  json::setString(obj, "apiVersion", resource_->apiVersion(), a);
+  json::setString(obj, "kind", resource_->kind, a);
+  // Kinds served in two shapes store one of them.
+  json::Document stored;
+  stored.CopyFrom(obj, stored.GetAllocator());
+  resource_->strategy->toStorage(stored, stored.GetAllocator());
+  return json::serialize(stored);
+}
+
+ObjectPtr Store::readBack(const std::string& key, const std::string& stored, int64_t revision,
+                          int64_t create_revision) const {
+  // The SQLite backend updates the cache before acknowledging, so this is a map lookup;
+  // a newer write to the same key could have landed since, so check the revision.
+  ObjectPtr cur = cache_.get(key);
+  if (cur && cur->mod_revision == revision) return cur;
+  return decode(key, stored, revision, create_revision);
+}
+
+Result<ObjectPtr> Store::get(const std::string& ns, const std::string& name) const {
+  ObjectPtr obj = cache_.get(resource_->key(ns, name));
+  if (!obj) return notFound(name);
+  return obj;
+}
+
+Result<ListPage> Store::list(const ListOptions& opts) const {
+  auto labels = apis::LabelSelector::parse(opts.label_selector);
+  if (!labels) return labels.error();
+  auto fields = apis::FieldSelector::parse(opts.field_selector,
+                                           resource_->strategy->selectableFieldNames(),
+                                           resource_->namespaced);
+  if (!fields) return fields.error();
+  bool filtered = !labels->empty() || !fields->empty();
+
+  storage::CacheListRequest req;
+  req.prefix = resource_->prefixFor(opts.ns);
+  req.limit = opts.limit > 0 ? opts.limit : 0;
+  // A metadata.name term narrows the scan to one key.
+  if (const std::string* name = fields->exactValue("metadata.name"); name && resource_->namespaced && !opts.ns.empty())
+    req.prefix = resource_->key(opts.ns, *name);
+  else if (name && !resource_->namespaced)
+    req.prefix = resource_->key("", *name);
+  bool exactKey = req.prefix != resource_->prefixFor(opts.ns);
+  req.predicate = apis::makePredicate(std::move(*labels), std::move(*fields));
+
+  if (!opts.resource_version_match.empty()) {
+    if (opts.resource_version_match != "NotOlderThan" && opts.resource_version_match != "Exact")
+      return ApiError::badRequest("resourceVersionMatch: Unsupported value: \"" + opts.resource_version_match +
+                                  "\": supported values: \"Exact\", \"NotOlderThan\"");
+    if (opts.resource_version.empty())
+      return ApiError::badRequest("resourceVersionMatch is forbidden unless resourceVersion is provided");
+    if (!opts.continue_token.empty())
+      return ApiError::badRequest("resourceVersionMatch is forbidden when continue is provided");
+    if (opts.resource_version_match == "Exact" && opts.resource_version == "0")
+      return ApiError::badRequest("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
+  }
+  int64_t rv = 0;
+  if (!opts.resource_version.empty()) {
+    char* end = nullptr;
+    rv = std::strtoll(opts.resource_version.c_str(), &end, 10);
+    if (*end != '\0' || rv < 0)
+      return ApiError::badRequest("invalid resource version \"" + opts.resource_version + "\"");
+  }
+  if (!opts.continue_token.empty()) {
+    if (!opts.resource_version.empty() && opts.resource_version != "0")
+      return ApiError::badRequest("specifying resource version is not allowed when using continue");
+    auto tok = decodeContinue(opts.continue_token);
+    if (!tok) return ApiError::badRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+    req.revision = tok->revision;
+    req.start_after = resource_->storage_prefix + tok->start_after;
+  } else if (opts.resource_version_match == "Exact") {
+    req.revision = rv;
+  } else if (rv > 0 && rv > cache_.revision()) {
+    ApiError e = ApiError::timeout("Too large resource version: " + std::to_string(rv) +
+                                   ", current: " + std::to_string(cache_.revision()));
+    e.retry_after_seconds = 1;
+    return e;
+  }
+
+  storage::CacheListResponse resp;
+  switch (cache_.list(req, resp)) {
+    case storage::CacheError::None: break;
+    case storage::CacheError::Expired:
+      if (!opts.continue_token.empty())
+        return ApiError::gone(
+            "The provided continue parameter is too old to display a consistent list result. You "
+            "can start a new list without the continue parameter, or use the continue token in "
+            "this response to retrieve the remainder of the results. Continuing with the "
+            "provided token results in an inconsistent list - objects that were created, "
+            "modified, or deleted between the time the first chunk was returned and now may "
+            "show up in the list.");
+      return ApiError::gone("too old resource version: " + std::to_string(req.revision) + " (" +
+                            std::to_string(cache_.oldestRevision()) + ")");
+    case storage::CacheError::TooLarge:
+      return ApiError::timeout("Too large resource version: " + std::to_string(req.revision) +
+                               ", current: " + std::to_string(cache_.revision()));
+    case storage::CacheError::Unavailable:
+      return ApiError::unavailable("the watch cache is not ready");
+  }
+  if (exactKey) {
+    // The narrowed prefix may also match longer names ("a" is a prefix of "ab").
+    resp.items.erase(std::remove_if(resp.items.begin(), resp.items.end(),
+                                    [&](const ObjectPtr& o) { return o->key != req.prefix; }),
+                     resp.items.end());
+    resp.more = false;
+    resp.remaining = 0;
+  }
+  ListPage page;
+  page.items = std::move(resp.items);
+  page.revision = resp.revision;
+  if (resp.more) {
+    ContinueToken tok;
+    tok.revision = resp.revision;
+    tok.start_after = resp.last_key.substr(resource_->storage_prefix.size());
+    page.continue_token = encodeContinue(tok);
+    if (!filtered) page.remaining_item_count = resp.remaining;
+  }
+  return page;
+}
+
+Result<std::unique_ptr<storage::CacheWatch>> Store::watch(const WatchOptions& opts,
+                                                          std::shared_ptr<storage::WatchSink> sink) {
+  auto labels = apis::LabelSelector::parse(opts.label_selector);
+  if (!labels) return labels.error();
+  auto fields = apis::FieldSelector::parse(opts.field_selector,
+                                           resource_->strategy->selectableFieldNames(),
+                                           resource_->namespaced);
+  if (!fields) return fields.error();
+  storage::CacheWatchRequest req;
+  req.prefix = resource_->prefixFor(opts.ns);
+  if (const std::string* name = fields->exactValue("metadata.name"))
+    req.prefix = resource_->key(opts.ns, *name);
+  req.predicate = apis::makePredicate(std::move(*labels), std::move(*fields));
+  if (req.prefix != resource_->prefixFor(opts.ns)) {
+    // Narrowed to one key: keep exact-name semantics.
+    std::string key = req.prefix;
+    auto inner = req.predicate;
+    req.predicate = [key, inner](const storage::CachedObject& o) {
+      return o.key == key && (!inner || inner(o));
+    };
+  }
+  int64_t rv = 0;
+  if (!opts.resource_version.empty()) {
+    char* end = nullptr;
+    rv = std::strtoll(opts.resource_version.c_str(), &end, 10);
+    if (*end != '\0' || rv < 0)
+      return ApiError::badRequest("invalid resource version \"" + opts.resource_version + "\"");
+  }
+  req.after_revision = rv;
+  req.send_initial_state = opts.send_initial_events || rv == 0;
+  std::unique_ptr<storage::CacheWatch> handle;
+  switch (cache_.watch(req, std::move(sink), handle)) {
+    case storage::CacheError::None: return handle;
+    case storage::CacheError::Expired:
+      return ApiError::gone("too old resource version: " + std::to_string(rv) + " (" +
+                            std::to_string(cache_.oldestRevision()) + ")");
+    case storage::CacheError::TooLarge: {
+      ApiError e = ApiError::timeout("Too large resource version: " + std::to_string(rv) +
+                                     ", current: " + std::to_string(cache_.revision()));
+      e.retry_after_seconds = 1;
+      return e;
+    }
+    case storage::CacheError::Unavailable: return ApiError::unavailable("the watch cache is not ready");
+  }
+  return ApiError::internal("unreachable");
+}
+
+Status Store::checkTypeMeta(json::Document& obj) const {
+  if (!obj.IsObject()) return ApiError::badRequest("the request body must be a JSON object");
+  std::string_view av = json::getString(obj, "apiVersion");
+  std::string_view kind = json::getString(obj, "kind");
+  if (!av.empty() && av != resource_->apiVersion())
+    return ApiError::badRequest("the API version in the data (" + std::string(av) +
+                                ") does not match the expected API version (" + resource_->apiVersion() + ")");
+  if (!kind.empty() && kind != resource_->kind)
+    return ApiError::badRequest("the kind in the data (" + std::string(kind) +
+                                ") does not match the expected kind (" + resource_->kind + ")");
+  auto& a = obj.GetAllocator();
+  json::setString(obj, "apiVersion", resource_->apiVersion(), a);
+  json::setString(obj, "kind", resource_->kind, a);
+  json::Value* m = json::find(obj, "metadata");
+  if (m && !m->IsObject() && !m->IsNull()) return ApiError::badRequest("metadata must be an object");
+  return okStatus();
+}
+
+Status Store::checkNamespaceForCreate(const std::string& ns, const std::string& name) const {
+  if (!resource_->namespaced) return okStatus();
+  Store* nsStore = registry_.store("", "v1", "namespaces");
+  if (!nsStore) return okStatus();
+  ObjectPtr nsObj = nsStore->cache().get(nsStore->resource().key("", ns));
+  if (!nsObj) return ApiError::notFound("", "namespaces", ns);
+  json::Document d;
+  d.Parse(nsObj->json.data(), nsObj->json.size());
+  if (json::getStringPath(d, {"status", "phase"}) == "Terminating" ||
+      json::findPath(d, {"metadata", "deletionTimestamp"})) {
+    ApiError e = ApiError::forbidden(resource_->group, resource_->plural, name,
+                                     "unable to create new content in namespace " + ns +
+                                         " because it is being terminated");
+    e.causes.push_back({"NamespaceTerminating", "namespace " + ns + " is being terminated", "metadata.namespace"});
+    return e;
+  }
+  return okStatus();
+}
+
+void Store::validateMetadata(const json::Value& obj, apis::FieldErrors& errs) const {
+  using namespace apis::validation;
+  const json::Value* m = json::find(obj, "metadata");
+  if (!m || !m->IsObject()) {
+    errs.required("metadata.name", "name or generateName is required");
+    return;
+  }
+  std::string name(json::getString(*m, "name"));
+  if (name.empty()) {
+    errs.required("metadata.name", "name or generateName is required");
+  } else {
+    std::vector<std::string> problems;
+    switch (resource_->strategy->nameRule()) {
+      case apis::Strategy::NameRule::Subdomain: problems = dns1123Subdomain(name); break;
+      case apis::Strategy::NameRule::Label: problems = dns1123Label(name); break;
+      case apis::Strategy::NameRule::Label1035: problems = dns1035Label(name); break;
+      case apis::Strategy::NameRule::PathSegment: problems = pathSegmentName(name); break;
+    }
+    for (auto& p : problems) errs.invalid("metadata.name", quote(name), p);
+  }
+  if (resource_->namespaced) {
+    std::string ns(json::getString(*m, "namespace"));
+    if (ns.empty()) errs.required("metadata.namespace");
+    else for (auto& p : dns1123Label(ns)) errs.invalid("metadata.namespace", quote(ns), p);
+  }
+  apis::kinds::validateObjectLabels(*m, "metadata", errs);
+  if (const json::Value* ann = json::find(*m, "annotations"); ann && ann->IsObject()) {
+    size_t total = 0;
+    for (auto& a : ann->GetObject()) {
+      std::string_view k = json::view(a.name);
+      total += k.size() + (a.value.IsString() ? a.value.GetStringLength() : 0);
+      for (auto& p : qualifiedName(k)) errs.invalid("metadata.annotations", quote(k), p);
+    }
+    if (total > kMaxAnnotationBytes)
+      errs.add({"FieldValueTooLong", "Too long: must have at most 262144 bytes", "metadata.annotations"});
+  }
+  if (const json::Value* fin = json::find(*m, "finalizers"); fin && fin->IsArray()) {
+    for (rapidjson::SizeType i = 0; i < fin->Size(); ++i) {
+      std::string_view f = json::view((*fin)[i]);
+      for (auto& p : qualifiedName(f))
+        errs.invalid("metadata.finalizers[" + std::to_string(i) + "]", quote(f), p);
+    }
+  }
+  if (const json::Value* refs = json::find(*m, "ownerReferences"); refs && refs->IsArray()) {
+    int controllers = 0;
+    for (rapidjson::SizeType i = 0; i < refs->Size(); ++i) {
+      const json::Value& r = (*refs)[i];
+      std::string p = "metadata.ownerReferences[" + std::to_string(i) + "]";
+      if (json::getString(r, "apiVersion").empty()) errs.invalid(p + ".apiVersion", "\"\"", "version must not be empty");
+      if (json::getString(r, "kind").empty()) errs.invalid(p + ".kind", "\"\"", "kind must not be empty");
+      if (json::getString(r, "name").empty()) errs.invalid(p + ".name", "\"\"", "name must not be empty");
+      if (json::getString(r, "uid").empty()) errs.invalid(p + ".uid", "\"\"", "uid must not be empty");
+      if (json::getBool(r, "controller")) ++controllers;
+    }
+    if (controllers > 1)
+      errs.invalid("metadata.ownerReferences", "[]", "Only one reference can have Controller set to true");
+  }
+}
+
+Result<ObjectPtr> Store::create(const std::string& ns, json::Document& obj, const WriteOptions& opts) {
+  if (auto st = checkTypeMeta(obj); !st) return st.error();
+  auto& a = obj.GetAllocator();
+  json::Value& m = meta(obj);
+  std::string bodyNs(json::getString(m, "namespace"));
+  if (resource_->namespaced) {
+    if (!bodyNs.empty() && !ns.empty() && bodyNs != ns)
+      return ApiError::badRequest("the namespace of the provided object does not match the namespace sent on the request");
+    json::setString(m, "namespace", ns.empty() ? bodyNs : ns, a);
+  } else {
+    json::remove(m, "namespace");
+  }
+  std::string name(json::getString(m, "name"));
+  std::string_view generate = json::getString(m, "generateName");
+  if (name.empty() && !generate.empty()) {
+    std::string prefix(generate);
+    // Upstream keeps names within 63 characters by truncating the prefix.
+    if (prefix.size() > 58) prefix.resize(58);
+    name = prefix + ids::randomSuffix(5);
+    json::setString(m, "name", name, a);
+  }
+  for (const char* f : kServerMetadata) json::remove(m, f);
+  json::remove(m, "resourceVersion");
+  json::remove(m, "managedFields");
+  apis::StrategyContext ctx{clock::rfc3339(clock::now()), clock::rfc3339Micro(clock::now())};
+  json::setString(m, "uid", ids::uuid4(), a);
+  json::setString(m, "creationTimestamp", ctx.now, a);
+  if (resource_->tracks_generation) json::set(m, "generation", json::Value(1), a);
+
+  resource_->strategy->prepareForCreate(obj, ctx);
+  resource_->strategy->applyDefaults(obj, a);
+  apis::FieldErrors errs;
+  validateMetadata(obj, errs);
+  resource_->strategy->validate(obj, errs);
+  if (!errs.empty()) return ApiError::invalid(resource_->group, resource_->kind, name, std::move(errs.causes()));
+  if (auto st = checkNamespaceForCreate(strMeta(obj, "namespace"), name); !st) return st.error();
+
+  if (hooks_.before_create)
+    if (auto st = hooks_.before_create(obj, opts.dry_run); !st) return st.error();
+
+  std::string key = resource_->key(strMeta(obj, "namespace"), name);
+  if (opts.dry_run) {
+    if (cache_.get(key)) {
+      if (hooks_.create_failed) hooks_.create_failed(obj);
+      return ApiError::alreadyExists(resource_->group, resource_->plural, name);
+    }
+    std::string stored = encodeForStorage(obj);
+    ObjectPtr out = decode(key, stored, 0, 0);
+    if (hooks_.create_failed) hooks_.create_failed(obj);  // nothing was really allocated
+    if (!out) return ApiError::internal("cannot encode object");
+    // A dry run has no resourceVersion.
+    auto copy = std::make_shared<storage::CachedObject>(*out);
+    json::Document d;
+    d.Parse(copy->json.data(), copy->json.size());
+    json::remove(meta(d), "resourceVersion");
+    copy->json = json::serialize(d);
+    return ObjectPtr(copy);
+  }
+  std::string stored = encodeForStorage(obj);
+  auto res = storage_.create(key, stored);
+  if (!res.ok()) {
+    if (hooks_.create_failed) hooks_.create_failed(obj);
+    return fromStorage(res, name);
+  }
+  return readBack(key, stored, res.value, res.value);
+}
+
+Result<WriteOutcome> Store::update(const std::string& ns, const std::string& name, json::Document& obj,
+                                   const WriteOptions& opts, Subresource sub) {
+  if (auto st = checkTypeMeta(obj); !st) return st.error();
+  json::Value& m = meta(obj);
+  std::string bodyName(json::getString(m, "name"));
+  if (bodyName.empty()) json::setString(m, "name", name, obj.GetAllocator());
+  else if (bodyName != name)
+    return ApiError::badRequest("the name of the object (" + bodyName +
+                                ") does not match the name on the URL (" + name + ")");
+  if (resource_->namespaced) {
+    std::string bodyNs(json::getString(m, "namespace"));
+    if (!bodyNs.empty() && bodyNs != ns)
+      return ApiError::badRequest("the namespace of the provided object does not match the namespace sent on the request");
+  }
+  std::string key = resource_->key(ns, name);
+  for (int attempt = 0; attempt < kMaxUpdateAttempts; ++attempt) {
+    ObjectPtr cur = cache_.get(key);
+    if (!cur) {
+      if (sub == Subresource::Main && allowCreateOnUpdate()) {
+        auto created = create(ns, obj, opts);
+        if (!created) return created.error();
+        return WriteOutcome{created.value(), true};
+      }
+      return notFound(name);
+    }
+    json::Document attemptObj;
+    attemptObj.CopyFrom(obj, attemptObj.GetAllocator());
+    bool conflictRetry = false;
+    auto r = updateWith(ns, name, attemptObj, cur, opts, sub, conflictRetry);
+    if (!conflictRetry) return r;
+  }
+  return conflict(name);
+}
+
+Result<WriteOutcome> Store::modify(const std::string& ns, const std::string& name, const Mutator& mutate,
+                                   const WriteOptions& opts, Subresource sub, const Mutator& create_from) {
+  std::string key = resource_->key(ns, name);
+  for (int attempt = 0; attempt < kMaxUpdateAttempts; ++attempt) {
+    ObjectPtr cur = cache_.get(key);
+    if (!cur) {
+      if (!create_from) return notFound(name);
+      json::Document fresh;
+      fresh.SetObject();
+      if (auto st = create_from(fresh); !st) return st.error();
+      auto created = create(ns, fresh, opts);
+      if (created) return WriteOutcome{created.value(), true};
+      if (created.error().reason == "AlreadyExists") continue;  // raced with a create
+      return created.error();
+    }
+    json::Document d;
+    d.Parse(cur->json.data(), cur->json.size());
+    if (auto st = mutate(d); !st) return st.error();
+    bool conflictRetry = false;
+    // The mutated object carries the current resourceVersion unless the patch set one.
+    auto r = updateWith(ns, name, d, cur, opts, sub, conflictRetry);
+    if (!conflictRetry) return r;
+  }
+  return conflict(name);
+}
+
+Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string& name, json::Document& obj,
+                                       const ObjectPtr& current, const WriteOptions& opts, Subresource sub,
+                                       bool& conflictRetry) {
+  auto& a = obj.GetAllocator();
+  json::Document old;
+  old.Parse(current->json.data(), current->json.size());
+  json::Value& m = meta(obj);
+  const json::Value& om = *json::find(old, "metadata");
+
+  std::string rv(json::getString(m, "resourceVersion"));
+  bool conditional = !rv.empty();
+  if (conditional && rv != std::to_string(current->mod_revision)) return conflict(name);
+  std::string_view bodyUid = json::getString(m, "uid");
+  if (!bodyUid.empty() && bodyUid != json::getString(om, "uid")) {
+    return ApiError::conflict(resource_->group, resource_->plural, name,
+                              "Precondition failed: UID in precondition: " + std::string(bodyUid) +
+                                  ", UID in object meta: " + std::string(json::getString(om, "uid")));
+  }
+  // Server-managed metadata comes from the stored object.
+  for (const char* f : kServerMetadata) {
+    json::remove(m, f);
+    if (const json::Value* v = json::find(om, f)) json::set(m, f, json::Value(*v, a), a);
+  }
+  json::setString(m, "name", name, a);
+  if (resource_->namespaced) json::setString(m, "namespace", ns, a);
+  else json::remove(m, "namespace");
+
+  apis::StrategyContext ctx{clock::rfc3339(clock::now()), clock::rfc3339Micro(clock::now())};
+  const apis::Strategy& strategy = *resource_->strategy;
+  if (sub == Subresource::Status) {
+    // Only status (and metadata) may change through /status.
+    if (const json::Value* spec = json::find(old, "spec")) json::set(obj, "spec", json::Value(*spec, a), a);
+    else json::remove(obj, "spec");
+    strategy.prepareForStatusUpdate(obj, old);
+  } else if (sub == Subresource::Finalize) {
+    // /finalize changes spec.finalizers only.
+    json::Document next;
+    next.CopyFrom(old, next.GetAllocator());
+    auto& na = next.GetAllocator();
+    json::Value fin(rapidjson::kArrayType);
+    if (const json::Value* f = json::findPath(obj, {"spec", "finalizers"}); f && f->IsArray()) fin.CopyFrom(*f, na);
+    json::set(json::ensureObject(next, "spec", na), "finalizers", std::move(fin), na);
+    obj.Swap(next);
+  } else {
+    if (resource_->hasSubresource("status")) {
+      if (const json::Value* st = json::find(old, "status")) json::set(obj, "status", json::Value(*st, a), a);
+      else json::remove(obj, "status");
+    }
+    strategy.prepareForUpdate(obj, old, ctx);
+  }
+  strategy.applyDefaults(obj, obj.GetAllocator());
+  if (resource_->tracks_generation && sub == Subresource::Main) {
+    const json::Value* ns_ = json::find(obj, "spec");
+    const json::Value* os = json::find(old, "spec");
+    bool changed = (ns_ == nullptr) != (os == nullptr) || (ns_ && os && *ns_ != *os);
+    if (changed) {
+      int64_t g = json::getInt(om, "generation").value_or(0) + 1;
+      json::set(meta(obj), "generation", json::Value(g), obj.GetAllocator());
+    }
+  }
+  apis::FieldErrors errs;
+  validateMetadata(obj, errs);
+  strategy.validateUpdate(obj, old, errs);
+  if (!errs.empty()) return ApiError::invalid(resource_->group, resource_->kind, name, std::move(errs.causes()));
+  if (hooks_.before_update)
+    if (auto st = hooks_.before_update(obj, old, opts.dry_run); !st) return st.error();
+
+  std::string key = current->key;
+  // Removing the last finalizer of a deleting object completes its deletion.
+  bool deleting = json::findPath(obj, {"metadata", "deletionTimestamp"}) != nullptr;
+  if (deleting && !strategy.hasPendingFinalizers(obj) &&
+      json::getInt(meta(obj), "deletionGracePeriodSeconds").value_or(0) == 0) {
+    if (opts.dry_run) {
+      std::string stored = encodeForStorage(obj);
+      return WriteOutcome{decode(key, stored, current->mod_revision, current->create_revision), false};
+    }
+    auto del = storage_.remove(key, current->mod_revision);
+    if (!del.ok()) {
+      if (del.code == storage::Code::Conflict || del.code == storage::Code::NotFound) {
+        conflictRetry = !conditional && del.code == storage::Code::Conflict;
+        return del.code == storage::Code::NotFound ? notFound(name) : conflict(name);
+      }
+      return ApiError::internal("storage error: " + del.message);
+    }
+    if (hooks_.after_delete) hooks_.after_delete(obj);
+    std::string stored = encodeForStorage(obj);
+    return WriteOutcome{decode(key, stored, del.value.mod_revision, current->create_revision), false};
+  }
+
+  std::string stored = encodeForStorage(obj);
+  // An update that changes nothing is not written (upstream: no new resourceVersion).
+  {
+    json::Document cmp;
+    cmp.CopyFrom(old, cmp.GetAllocator());
+    if (encodeForStorage(cmp) == stored) return WriteOutcome{current, false};
+  }
+  if (opts.dry_run) return WriteOutcome{decode(key, stored, current->mod_revision, current->create_revision), false};
+  auto res = storage_.update(key, stored, current->mod_revision);
+  if (!res.ok()) {
+    if (res.code == storage::Code::Conflict && !conditional) conflictRetry = true;
+    return fromStorage(res, name);
+  }
+  return WriteOutcome{readBack(key, stored, res.value, current->create_revision), false};
+}
+
+Result<ObjectPtr> Store::finishDeletion(const std::string& key, const ObjectPtr& current, bool dry_run) {
+  if (dry_run) return current;
+  auto del = storage_.remove(key, current->mod_revision);
+  if (!del.ok()) {
+    if (del.code == storage::Code::Conflict) return conflict(current->name);
+    if (del.code == storage::Code::NotFound) return notFound(current->name);
+    return ApiError::internal("storage error: " + del.message);
+  }
+  if (hooks_.after_delete) {
+    json::Document d;
+    d.Parse(current->json.data(), current->json.size());
+    hooks_.after_delete(d);
+  }
+  return current;
+}
+
+Result<DeleteOutcome> Store::remove(const std::string& ns, const std::string& name, const DeleteOptions& opts) {
+  std::string key = resource_->key(ns, name);
+  const apis::Strategy& strategy = *resource_->strategy;
+  for (int attempt = 0; attempt < kMaxUpdateAttempts; ++attempt) {
+    ObjectPtr cur = cache_.get(key);
+    if (!cur) return notFound(name);
+    json::Document d;
+    d.Parse(cur->json.data(), cur->json.size());
+    auto& a = d.GetAllocator();
+    json::Value& m = meta(d);
+    if (!opts.precondition_uid.empty() && opts.precondition_uid != json::getString(m, "uid"))
+      return ApiError::conflict(resource_->group, resource_->plural, name,
+                                "Precondition failed: UID in precondition: " + opts.precondition_uid +
+                                    ", UID in object meta: " + std::string(json::getString(m, "uid")));
+    if (!opts.precondition_resource_version.empty() &&
+        opts.precondition_resource_version != std::to_string(cur->mod_revision))
+      return ApiError::conflict(resource_->group, resource_->plural, name,
+                                "Precondition failed: ResourceVersion in precondition: " +
+                                    opts.precondition_resource_version + ", ResourceVersion in object meta: " +
+                                    std::to_string(cur->mod_revision));
+
+    int64_t grace = strategy.gracePeriod(d, opts.grace_period_seconds);
+    bool finalizers = strategy.hasPendingFinalizers(d);
+    if (grace == 0 && !finalizers) {
+      auto done = finishDeletion(key, cur, opts.dry_run);
+      if (!done) {
+        if (done.error().reason == "Conflict") continue;
+        return done.error();
+      }
+      return DeleteOutcome{done.value(), true};
+    }
+    // Graceful or finalized deletion: mark and keep the object.
+    const json::Value* existingTs = json::find(m, "deletionTimestamp");
+    auto existingGrace = json::getInt(m, "deletionGracePeriodSeconds");
+    bool changed = false;
+    if (!existingTs) {
+      auto when = clock::now() + std::chrono::seconds(grace);
+      json::setString(m, "deletionTimestamp", clock::rfc3339(when), a);
+      json::set(m, "deletionGracePeriodSeconds", json::Value(grace), a);
+      strategy.prepareForDelete(d, a);
+      changed = true;
+    } else if (existingGrace && grace < *existingGrace) {
+      // A shorter grace period moves the deadline closer, never further.
+      auto when = clock::now() + std::chrono::seconds(grace);
+      json::setString(m, "deletionTimestamp", clock::rfc3339(when), a);
+      json::set(m, "deletionGracePeriodSeconds", json::Value(grace), a);
+      changed = true;
+    }
+    if (!changed) return DeleteOutcome{cur, false};
+    if (opts.dry_run) return DeleteOutcome{cur, false};
+    std::string stored = encodeForStorage(d);
+    auto res = storage_.update(key, stored, cur->mod_revision);
+    if (!res.ok()) {
+      if (res.code == storage::Code::Conflict) continue;
+      return fromStorage(res, name);
+    }
+    return DeleteOutcome{readBack(key, stored, res.value, cur->create_revision), false};
+  }
+  return conflict(name);
+}
+
+Result<DeleteOptions> parseDeleteOptions(const json::Value* body) {
+  DeleteOptions o;
+  if (!body || body->IsNull()) return o;
+  if (!body->IsObject()) return ApiError::badRequest("DeleteOptions must be a JSON object");
+  if (const json::Value* g = json::find(*body, "gracePeriodSeconds"); g && !g->IsNull()) {
+    if (!g->IsInt64()) return ApiError::badRequest("gracePeriodSeconds must be an integer");
+    o.grace_period_seconds = g->GetInt64();
+  }
+  if (const json::Value* p = json::find(*body, "preconditions"); p && p->IsObject()) {
+    o.precondition_uid = json::getString(*p, "uid");
+    o.precondition_resource_version = json::getString(*p, "resourceVersion");
+  }
+  if (const json::Value* p = json::find(*body, "propagationPolicy"); p && p->IsString()) {
+    o.propagation_policy = json::view(*p);
+    if (o.propagation_policy != "Orphan" && o.propagation_policy != "Background" &&
+        o.propagation_policy != "Foreground")
+      return ApiError::invalid("", "DeleteOptions", "",
+                               {{"FieldValueNotSupported",
+                                 "Unsupported value: \"" + o.propagation_policy +
+                                     "\": supported values: \"Foreground\", \"Background\", \"Orphan\"",
+                                 "propagationPolicy"}});
+  }
+  if (const json::Value* dr = json::find(*body, "dryRun"); dr && dr->IsArray())
+    for (auto& v : dr->GetArray())
+      if (json::view(v) == "All") o.dry_run = true;
+  if (json::getBool(*body, "orphanDependents") && o.propagation_policy.empty())
+    o.propagation_policy = "Orphan";
+  return o;
+}
+
+}  // namespace shepherd::registry

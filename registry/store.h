@@ -1,0 +1,123 @@
+// Store: the generic REST storage of one resource (upstream's registry "Store").
+//
+// It turns API operations into storage operations with Kubernetes object semantics:
+// server-set metadata (uid, creationTimestamp, resourceVersion, generation), the
+// kind's strategy (defaults, validation, status/spec separation), optimistic
+// concurrency, graceful deletion and finalizers, and consistent paged lists and
+// watches served by the resource's WatchCache.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apis/resource.h"
+#include "common/api_error.h"
+#include "common/json.h"
+#include "registry/options.h"
+#include "storage/storage.h"
+#include "storage/watch_cache.h"
+
+namespace shepherd::registry {
+
+class Registry;
+using storage::ObjectPtr;
+
+struct ListPage {
+  std::vector<ObjectPtr> items;
+  int64_t revision = 0;
+  std::string continue_token;
+  std::optional<int64_t> remaining_item_count;
+};
+
+struct WriteOutcome {
+  ObjectPtr object;
+  bool created = false;  // PUT that created (201)
+};
+
+struct DeleteOutcome {
+  ObjectPtr object;       // the object as deleted, or as it now waits for deletion
+  bool deleted_now = false;
+};
+
+// Extra steps for resources with side effects outside the object (service IPs).
+struct StoreHooks {
+  // Before the create is written; may change the object. Errors abort the create.
+  std::function<Status(json::Document& obj, bool dry_run)> before_create;
+  // After a create failed to be written: undo what before_create took.
+  std::function<void(const json::Value& obj)> create_failed;
+  // Before an update is written (old is the stored object).
+  std::function<Status(json::Document& obj, const json::Value& old, bool dry_run)> before_update;
+  // After the object is gone from storage.
+  std::function<void(const json::Value& obj)> after_delete;
+};
+
+// Thread-safety: all methods may be called concurrently; state lives in the storage and
+// the watch cache.
+class Store {
+ public:
+  Store(std::shared_ptr<const apis::Resource> resource, storage::Storage& storage,
+        storage::WatchCache& cache, Registry& registry);
+
+  const apis::Resource& resource() const { return *resource_; }
+  storage::WatchCache& cache() { return cache_; }
+  void setHooks(StoreHooks hooks) { hooks_ = std::move(hooks); }
+
+  Result<ObjectPtr> get(const std::string& ns, const std::string& name) const;
+  Result<ListPage> list(const ListOptions& opts) const;
+  Result<std::unique_ptr<storage::CacheWatch>> watch(const WatchOptions& opts,
+                                                     std::shared_ptr<storage::WatchSink> sink);
+
+  // `obj` is the decoded request body (served shape); it is modified in place.
+  Result<ObjectPtr> create(const std::string& ns, json::Document& obj, const WriteOptions& opts);
+  Result<WriteOutcome> update(const std::string& ns, const std::string& name, json::Document& obj,
+                              const WriteOptions& opts, Subresource sub);
+  // Read-modify-write: `mutate` edits a fresh copy of the current object each attempt
+  // (patches, finalize). `create_from` (optional) builds a new object when none exists.
+  using Mutator = std::function<Status(json::Document& obj)>;
+  Result<WriteOutcome> modify(const std::string& ns, const std::string& name, const Mutator& mutate,
+                              const WriteOptions& opts, Subresource sub,
+                              const Mutator& create_from = nullptr);
+  Result<DeleteOutcome> remove(const std::string& ns, const std::string& name,
+                               const DeleteOptions& opts);
+
+  // Decodes a stored value into the cached, served form (the watch cache's decoder).
+  ObjectPtr decode(const std::string& key, const std::string& value, int64_t revision,
+                   int64_t create_revision) const;
+
+  // Whether PUT may create a missing object (upstream: events, leases, endpoints, nodes).
+  bool allowCreateOnUpdate() const;
+
+ private:
+  Status checkTypeMeta(json::Document& obj) const;
+  Status checkNamespaceForCreate(const std::string& ns, const std::string& name) const;
+  void validateMetadata(const json::Value& obj, apis::FieldErrors& errs) const;
+  Result<WriteOutcome> updateWith(const std::string& ns, const std::string& name,
+                                  json::Document& obj, const ObjectPtr& current,
+                                  const WriteOptions& opts, Subresource sub, bool& conflict);
+  std::string encodeForStorage(json::Document& obj) const;
+  ObjectPtr readBack(const std::string& key, const std::string& stored, int64_t revision,
+                     int64_t create_revision) const;
+  Result<ObjectPtr> finishDeletion(const std::string& key, const ObjectPtr& current, bool dry_run);
+  ApiError notFound(const std::string& name) const;
+  ApiError conflict(const std::string& name) const;
+  ApiError fromStorage(const storage::Outcome<int64_t>& o, const std::string& name) const;
+
+  std::shared_ptr<const apis::Resource> resource_;
+  storage::Storage& storage_;
+  storage::WatchCache& cache_;
+  Registry& registry_;
+  StoreHooks hooks_;
+};
+
+// Decodes a stored value of `resource` into its cached, served form: the watch cache's
+// decoder (parse, convert to the served version, stamp resourceVersion, index).
+ObjectPtr decodeObject(const apis::Resource& resource, const std::string& key,
+                       const std::string& value, int64_t revision, int64_t create_revision);
+
+// Parses a DeleteOptions body or query values into options (400 on bad input).
+Result<DeleteOptions> parseDeleteOptions(const json::Value* body);
+
+}  // namespace shepherd::registry

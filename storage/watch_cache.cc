@@ -1,0 +1,277 @@
+#include "storage/watch_cache.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+
+namespace shepherd::storage {
+
+namespace {
+const std::string* lookup(const StringPairs& v, std::string_view k) {
+  for (const auto& [key, value] : v)
+    if (key == k) return &value;
+  return nullptr;
+}
+bool hasPrefix(const std::string& s, const std::string& p) {
+  return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
+}
+}  // namespace
+
+const std::string* CachedObject::label(std::string_view k) const { return lookup(labels, k); }
+const std::string* CachedObject::field(std::string_view k) const { return lookup(fields, k); }
+
+const char* watchEventTypeName(WatchEventType t) {
+  switch (t) {
+    case WatchEventType::Added: return "ADDED";
+    case WatchEventType::Modified: return "MODIFIED";
+    case WatchEventType::Deleted: return "DELETED";
+    case WatchEventType::Bookmark: return "BOOKMARK";
+    case WatchEventType::Error: return "ERROR";
+  }
+  return "ERROR";
+}
+
+void CacheWatch::stop() {
+  if (cache_) {
+    cache_->removeWatcher(id_);
+    cache_ = nullptr;
+  }
+}
+
+WatchCache::WatchCache(Storage& storage, std::string prefix, Decoder decoder, size_t window)
+    : storage_(storage),
+      prefix_(std::move(prefix)),
+      decoder_(std::move(decoder)),
+      window_capacity_(std::max<size_t>(window, 16)) {}
+
+WatchCache::~WatchCache() { storage_watch_.reset(); }
+
+Outcome<int64_t> WatchCache::start() {
+  // Not under mu_: the storage calls onBatch (which locks mu_) while holding its own
+  // commit lock, so taking them in the other order here could deadlock.
+  ListRequest req;
+  req.prefix = prefix_;
+  auto listed = storage_.list(req);
+  if (!listed.ok()) return Outcome<int64_t>::failure(listed.code, listed.message);
+  {
+    std::unique_lock lk(mu_);
+    for (auto& kv : listed.value.kvs) {
+      ObjectPtr obj = decoder_(kv.key, kv.value, kv.mod_revision, kv.create_revision);
+      if (!obj) {
+        LOG_ERROR("watch cache " << prefix_ << ": cannot decode stored object " << kv.key);
+        continue;
+      }
+      objects_.emplace(kv.key, std::move(obj));
+    }
+    revision_ = listed.value.revision;
+    oldest_ = revision_;
+  }
+  auto w = storage_.watch(prefix_, listed.value.revision,
+                          [this](const std::vector<storage::Event>& evs, int64_t rev) {
+                            onBatch(evs, rev);
+                          });
+  if (!w.ok()) return Outcome<int64_t>::failure(w.code, w.message);
+  storage_watch_ = std::move(w.value);
+  Outcome<int64_t> out;
+  out.value = listed.value.revision;
+  return out;
+}
+
+ObjectPtr WatchCache::restamp(const ObjectPtr& obj, int64_t revision) const {
+  ObjectPtr r = decoder_(obj->key, obj->json, revision, obj->create_revision);
+  return r ? r : obj;
+}
+
+void WatchCache::onBatch(const std::vector<storage::Event>& events, int64_t revision) {
+  std::unique_lock lk(mu_);
+  for (const storage::Event& se : events) {
+    Event e;
+    e.revision = se.kv.mod_revision;
+    e.is_delete = se.type == storage::Event::Type::Delete;
+    auto it = objects_.find(se.kv.key);
+    e.prev = it == objects_.end() ? nullptr : it->second;
+    if (e.is_delete) {
+      if (e.prev) {
+        e.object = restamp(e.prev, e.revision);
+      } else if (se.prev) {
+        e.object = decoder_(se.kv.key, se.prev->value, e.revision, se.prev->create_revision);
+      }
+      if (it != objects_.end()) objects_.erase(it);
+      if (!e.object) continue;  // nothing we could ever have shown
+    } else {
+      e.object = decoder_(se.kv.key, se.kv.value, se.kv.mod_revision, se.kv.create_revision);
+      if (!e.object) {
+        LOG_ERROR("watch cache " << prefix_ << ": cannot decode " << se.kv.key << " at revision "
+                                 << se.kv.mod_revision);
+        continue;
+      }
+      // A create after a delete of the same key is a fresh object, not a modification.
+      if (se.isCreate()) e.prev = nullptr;
+      objects_[se.kv.key] = e.object;
+    }
+    revision_ = e.revision;
+    for (size_t i = 0; i < watchers_.size();) {
+      if (deliverTo(watchers_[i], e)) {
+        ++i;
+      } else {
+        watchers_.erase(watchers_.begin() + static_cast<long>(i));
+      }
+    }
+    window_.push_back(std::move(e));
+    if (window_.size() > window_capacity_) {
+      oldest_ = window_.front().revision;
+      window_.pop_front();
+    }
+  }
+  if (revision > revision_) revision_ = revision;
+}
+
+bool WatchCache::deliverTo(const Watcher& w, const Event& e) const {
+  if (!hasPrefix(e.object->key, w.prefix)) return true;
+  bool cur = !e.is_delete && (!w.predicate || w.predicate(*e.object));
+  bool old = e.prev && (!w.predicate || w.predicate(*e.prev));
+  if (e.is_delete) {
+    old = !w.predicate || w.predicate(*e.object);
+    return !old || w.sink->deliver(WatchEventType::Deleted, e.object);
+  }
+  if (cur && old) return w.sink->deliver(WatchEventType::Modified, e.object);
+  if (cur) return w.sink->deliver(WatchEventType::Added, e.object);
+  if (old) {
+    // Stopped matching: a DELETED of the last matching state, at this event's revision.
+    if (!e.prev_restamped) e.prev_restamped = restamp(e.prev, e.revision);
+    return w.sink->deliver(WatchEventType::Deleted, e.prev_restamped);
+  }
+  return true;
+}
+
+ObjectPtr WatchCache::get(const std::string& key) const {
+  std::shared_lock lk(mu_);
+  auto it = objects_.find(key);
+  return it == objects_.end() ? nullptr : it->second;
+}
+
+int64_t WatchCache::revision() const {
+  std::shared_lock lk(mu_);
+  return revision_;
+}
+
+int64_t WatchCache::oldestRevision() const {
+  std::shared_lock lk(mu_);
+  return oldest_;
+}
+
+size_t WatchCache::size() const {
+  std::shared_lock lk(mu_);
+  return objects_.size();
+}
+
+CacheError WatchCache::list(const CacheListRequest& req, CacheListResponse& out) const {
+  std::shared_lock lk(mu_);
+  int64_t at = req.revision ? req.revision : revision_;
+  if (at > revision_) return CacheError::TooLarge;
+  if (at < oldest_) return CacheError::Expired;
+  out.revision = at;
+
+  // State at `at` of the keys changed after it: the first later event of a key tells
+  // what the key held at `at` (nothing, for a create).
+  std::map<std::string, ObjectPtr> rolled_back;
+  if (at < revision_) {
+    auto first = std::upper_bound(window_.begin(), window_.end(), at,
+                                  [](int64_t r, const Event& e) { return r < e.revision; });
+    for (auto it = first; it != window_.end(); ++it) {
+      const std::string& key = it->object->key;
+      if (!hasPrefix(key, req.prefix)) continue;
+      rolled_back.emplace(key, it->prev);  // emplace keeps the earliest
+    }
+  }
+
+  auto begin = [&](const auto& m) {
+    return req.start_after.empty() || req.start_after < req.prefix
+               ? m.lower_bound(req.prefix)
+               : m.upper_bound(req.start_after);
+  };
+  auto cur = begin(objects_);
+  auto old = begin(rolled_back);
+  auto inRange = [&](const std::string& k) { return hasPrefix(k, req.prefix); };
+
+  int64_t taken = 0;
+  auto consider = [&](const ObjectPtr& obj) {
+    if (!obj) return;
+    if (req.predicate && !req.predicate(*obj)) return;
+    if (req.limit > 0 && taken >= req.limit) {
+      out.more = true;
+      ++out.remaining;
+      return;
+    }
+    out.items.push_back(obj);
+    out.last_key = obj->key;
+    ++taken;
+  };
+  // Merge the current objects (minus rolled-back keys) with the rolled-back states.
+  while (true) {
+    bool cur_ok = cur != objects_.end() && inRange(cur->first);
+    bool old_ok = old != rolled_back.end() && inRange(old->first);
+    if (!cur_ok && !old_ok) break;
+    if (cur_ok && rolled_back.count(cur->first)) {
+      ++cur;
+      continue;
+    }
+    if (!old_ok || (cur_ok && cur->first < old->first)) {
+      consider(cur->second);
+      ++cur;
+    } else {
+      consider(old->second);
+      ++old;
+    }
+  }
+  return CacheError::None;
+}
+
+CacheError WatchCache::watch(const CacheWatchRequest& req, std::shared_ptr<WatchSink> sink,
+                             std::unique_ptr<CacheWatch>& handle) {
+  std::unique_lock lk(mu_);
+  Watcher w{next_watcher_id_++, req.prefix, req.predicate, std::move(sink)};
+  bool alive = true;
+  if (req.send_initial_state || req.after_revision == 0) {
+    for (auto it = objects_.lower_bound(req.prefix);
+         alive && it != objects_.end() && hasPrefix(it->first, req.prefix); ++it) {
+      if (!w.predicate || w.predicate(*it->second))
+        alive = w.sink->deliver(WatchEventType::Added, it->second);
+    }
+  } else {
+    if (req.after_revision < oldest_) return CacheError::Expired;
+    if (req.after_revision > revision_) return CacheError::TooLarge;
+    auto first = std::upper_bound(window_.begin(), window_.end(), req.after_revision,
+                                  [](int64_t r, const Event& e) { return r < e.revision; });
+    for (auto it = first; alive && it != window_.end(); ++it) alive = deliverTo(w, *it);
+  }
+  handle = std::make_unique<CacheWatch>(this, w.id);
+  if (alive) watchers_.push_back(std::move(w));
+  return CacheError::None;
+}
+
+void WatchCache::sendBookmarks() {
+  std::unique_lock lk(mu_);
+  for (size_t i = 0; i < watchers_.size();) {
+    if (watchers_[i].sink->bookmark(revision_)) {
+      ++i;
+    } else {
+      watchers_.erase(watchers_.begin() + static_cast<long>(i));
+    }
+  }
+}
+
+void WatchCache::removeWatcher(uint64_t id) {
+  std::shared_ptr<WatchSink> released;  // destroyed after the lock is dropped
+  std::unique_lock lk(mu_);
+  for (auto it = watchers_.begin(); it != watchers_.end(); ++it) {
+    if (it->id == id) {
+      released = std::move(it->sink);
+      watchers_.erase(it);
+      break;
+    }
+  }
+  lk.unlock();
+}
+
+}  // namespace shepherd::storage
