@@ -9,6 +9,7 @@ namespace {
 Status ensureCreated(Store* store, const std::string& ns, const std::string& body) {
   json::Document d;
   d.Parse(body.data(), body.size());
+  if (store->get(ns, std::string(json::getStringPath(d, {"metadata", "name"}))).ok()) return okStatus();
   auto r = store->create(ns, d, WriteOptions{});
   if (!r && r.error().reason != "AlreadyExists") return r.error();
   return okStatus();

@@ -542,12 +542,12 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
       json::set(meta(obj), "generation", json::Value(g), obj.GetAllocator());
     }
   }
+  if (hooks_.before_update)
+    if (auto st = hooks_.before_update(obj, old, opts.dry_run); !st) return st.error();
   apis::FieldErrors errs;
   validateMetadata(obj, errs);
   strategy.validateUpdate(obj, old, errs);
   if (!errs.empty()) return ApiError::invalid(resource_->group, resource_->kind, name, std::move(errs.causes()));
-  if (hooks_.before_update)
-    if (auto st = hooks_.before_update(obj, old, opts.dry_run); !st) return st.error();
 
   std::string key = current->key;
   // Removing the last finalizer of a deleting object completes its deletion.
@@ -573,10 +573,12 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
 
   std::string stored = encodeForStorage(obj);
   // An update that changes nothing is not written (upstream: no new resourceVersion).
+  // Compared as JSON values, so member order does not matter.
   {
     json::Document cmp;
     cmp.CopyFrom(old, cmp.GetAllocator());
-    if (encodeForStorage(cmp) == stored) return WriteOutcome{current, false};
+    encodeForStorage(cmp);
+    if (cmp == obj) return WriteOutcome{current, false};
   }
   if (opts.dry_run) return WriteOutcome{decode(key, stored, current->mod_revision, current->create_revision), false};
   auto res = storage_.update(key, stored, current->mod_revision);

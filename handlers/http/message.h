@@ -35,9 +35,9 @@ struct Response {
   void setHeader(std::string name, std::string value);
 };
 
-// One piece of a streamed (chunked) response. `head` and `tail` point at static
-// storage; `body` is kept alive by `owner` so one serialized event can go to many
-// streams without copies. Alternatively `data` holds owned bytes.
+// One piece of a streamed (chunked) response, sent as head + body + data + tail.
+// `head` and `tail` point at static storage; `body` is kept alive by `owner` so one
+// serialized event can go to many streams without copies; `data` holds owned bytes.
 struct Chunk {
   std::string_view head;
   std::shared_ptr<const void> owner;

@@ -166,8 +166,8 @@ class Session : public std::enable_shared_from_this<Session> {
       bufs.emplace_back(net::buffer(sizes_[i]));
       if (!c.head.empty()) bufs.emplace_back(net::buffer(c.head.data(), c.head.size()));
       if (!c.body.empty()) bufs.emplace_back(net::buffer(c.body.data(), c.body.size()));
-      if (!c.tail.empty()) bufs.emplace_back(net::buffer(c.tail.data(), c.tail.size()));
       if (!c.data.empty()) bufs.emplace_back(net::buffer(c.data));
+      if (!c.tail.empty()) bufs.emplace_back(net::buffer(c.tail.data(), c.tail.size()));
       bufs.emplace_back(net::buffer("\r\n", 2));
     }
     stream_writing_ = true;
@@ -203,6 +203,11 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec) {
       if (ec == bhttp::error::header_limit) {
         failAndClose(431, "RequestHeaderFieldsTooLarge", "request headers are too large");
+        return;
+      }
+      if (ec == bhttp::error::body_limit) {  // Content-Length already over the limit
+        failAndClose(413, "RequestEntityTooLarge",
+                     "the request body is larger than the limit of " + std::to_string(srv_.opts.max_body_bytes) + " bytes");
         return;
       }
       if (ec != bhttp::error::end_of_stream && ec != net::error::operation_aborted && ec != beast::error::timeout &&

@@ -1,0 +1,226 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "handlers/http/server.h"
+
+using namespace shepherd;
+using namespace shepherd::http;
+
+namespace {
+
+int connectTo(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+void sendAll(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) return;
+    off += static_cast<size_t>(n);
+  }
+}
+
+// Reads until the peer closes (or `until` appears).
+std::string readAll(int fd, const std::string& until = "") {
+  std::string out;
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (!until.empty() && out.find(until) != std::string::npos) break;
+  }
+  return out;
+}
+
+std::string request(int port, const std::string& raw) {
+  int fd = connectTo(port);
+  sendAll(fd, raw);
+  std::string r = readAll(fd);
+  close(fd);
+  return r;
+}
+
+struct TestServer {
+  std::atomic<int> streamsClosed{0};
+  std::shared_ptr<StreamWriter> lastStream;
+  std::mutex mu;
+  Server server;
+  int port = 0;
+  TestServer(ServerOptions o = {})
+      : server(o, [this](Request& req, std::shared_ptr<Responder> resp) { handle(req, resp); }) {
+    auto p = server.start();
+    EXPECT_TRUE(p.ok());
+    port = p.value();
+  }
+  void handle(Request& req, const std::shared_ptr<Responder>& resp) {
+    if (req.path == "/echo") {
+      Response r;
+      r.headers.emplace_back("Content-Type", "text/plain");
+      r.headers.emplace_back("Warning", "299 - \"one\"");
+      r.headers.emplace_back("Warning", "299 - \"two\"");
+      r.body = req.method + " " + req.path + " q=" + std::string(req.queryValue("q")) + " body=" + req.body;
+      return resp->send(r);
+    }
+    if (req.path == "/later") {
+      // Answered from a foreign thread, as a group commit would.
+      std::thread([resp] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        resp->send(Response{200, {{"Content-Type", "text/plain"}}, "late"});
+      }).detach();
+      return;
+    }
+    if (req.path == "/stream") {
+      auto w = resp->startStream(200, {{"Content-Type", "application/json"}});
+      w->onClose([this] { ++streamsClosed; });
+      {
+        std::lock_guard<std::mutex> g(mu);
+        lastStream = w;
+      }
+      std::thread([w] {
+        for (int i = 0; i < 100; ++i) {
+          Chunk c;
+          c.data = "{\"n\":" + std::to_string(i) + "}\n";
+          w->write(std::move(c));
+        }
+        w->finish();
+      }).detach();
+      return;
+    }
+    if (req.path == "/forever") {
+      auto w = resp->startStream(200, {{"Content-Type", "application/json"}});
+      w->onClose([this] { ++streamsClosed; });
+      std::lock_guard<std::mutex> g(mu);
+      lastStream = w;
+      return;
+    }
+    if (req.path == "/noanswer") return;  // the server must still answer
+    resp->send(Response{404, {}, "nf"});
+  }
+};
+
+}  // namespace
+
+TEST(HttpServer, ServesRequestsWithQueryBodyAndRepeatedHeaders) {
+  TestServer s;
+  std::string r = request(s.port, "POST /echo?q=a%20b HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc");
+  EXPECT_NE(r.find("200 OK"), std::string::npos) << r;
+  EXPECT_NE(r.find("POST /echo q=a b body=abc"), std::string::npos) << r;
+  EXPECT_NE(r.find("Warning: 299 - \"one\""), std::string::npos);
+  EXPECT_NE(r.find("Warning: 299 - \"two\""), std::string::npos);
+  std::string late = request(s.port, "GET /later HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(late.find("late"), std::string::npos);
+  std::string none = request(s.port, "GET /noanswer HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(none.find("500"), std::string::npos) << none;
+}
+
+TEST(HttpServer, KeepAliveServesSeveralRequestsOnOneConnection) {
+  TestServer s;
+  int fd = connectTo(s.port);
+  for (int i = 0; i < 3; ++i) {
+    sendAll(fd, "GET /echo?q=" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string r = readAll(fd, "q=" + std::to_string(i) + " body=");
+    EXPECT_NE(r.find("q=" + std::to_string(i)), std::string::npos);
+  }
+  close(fd);
+}
+
+TEST(HttpServer, LimitsBodiesAndHeaders) {
+  TestServer s;
+  std::string big = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(4 * 1024 * 1024) + "\r\n\r\n";
+  std::string r = request(s.port, big);
+  EXPECT_NE(r.find("413"), std::string::npos) << r;
+  EXPECT_NE(r.find("RequestEntityTooLarge"), std::string::npos);
+  std::string hdr = "GET /echo HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(100 * 1024, 'a') + "\r\n\r\n";
+  r = request(s.port, hdr);
+  EXPECT_NE(r.find("431"), std::string::npos) << r.substr(0, 200);
+  r = request(s.port, "BLAH\r\n\r\n");
+  EXPECT_NE(r.find("400"), std::string::npos) << r;
+  // Still serving.
+  r = request(s.port, "GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(r.find("200 OK"), std::string::npos);
+}
+
+TEST(HttpServer, StreamsChunksInOrderFromAnotherThread) {
+  TestServer s;
+  std::string r = request(s.port, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(r.find("Transfer-Encoding: chunked"), std::string::npos);
+  size_t pos = 0;
+  for (int i = 0; i < 100; ++i) {
+    size_t at = r.find("{\"n\":" + std::to_string(i) + "}", pos);
+    ASSERT_NE(at, std::string::npos) << i;
+    pos = at;
+  }
+  EXPECT_NE(r.find("\r\n0\r\n\r\n"), std::string::npos);  // terminating chunk
+}
+
+TEST(HttpServer, ClientThatVanishesEndsItsStream) {
+  TestServer s;
+  int fd = connectTo(s.port);
+  sendAll(fd, "GET /forever HTTP/1.1\r\nHost: x\r\n\r\n");
+  readAll(fd, "\r\n\r\n");
+  close(fd);
+  for (int i = 0; i < 200 && s.streamsClosed.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(s.streamsClosed.load(), 1);
+  std::lock_guard<std::mutex> g(s.mu);
+  Chunk c;
+  c.data = "x";
+  EXPECT_FALSE(s.lastStream->write(std::move(c)));
+}
+
+TEST(HttpServer, SlowReaderIsDroppedNotBuffered) {
+  ServerOptions o;
+  o.max_stream_backlog_bytes = 256 * 1024;
+  TestServer s(o);
+  int fd = connectTo(s.port);
+  int small = 4096;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  sendAll(fd, "GET /forever HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::shared_ptr<StreamWriter> w;
+  {
+    std::lock_guard<std::mutex> g(s.mu);
+    w = s.lastStream;
+  }
+  ASSERT_TRUE(w);
+  // The client never reads: writes must start failing instead of growing memory.
+  bool refused = false;
+  for (int i = 0; i < 100000 && !refused; ++i) {
+    Chunk c;
+    c.data = std::string(1024, 'x');
+    refused = !w->write(std::move(c));
+  }
+  EXPECT_TRUE(refused);
+  close(fd);
+}
+
+TEST(HttpServer, StopFinishesInFlightRequests) {
+  auto s = std::make_unique<TestServer>();
+  int fd = connectTo(s->port);
+  sendAll(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::thread stopper([&] { s->server.stop(5); });
+  std::string r = readAll(fd);
+  stopper.join();
+  EXPECT_NE(r.find("late"), std::string::npos) << r;
+  close(fd);
+}
