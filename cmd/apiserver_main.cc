@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/flags.h"
@@ -22,6 +23,28 @@
 using namespace shepherd;
 
 namespace {
+
+// Go-style durations: "1h0m0s", "30m", "90s", "1h30m".
+std::optional<std::chrono::seconds> parseDuration(const std::string& s) {
+  long long total = 0, cur = 0;
+  bool digits = false;
+  for (char c : s) {
+    if (c >= '0' && c <= '9') {
+      cur = cur * 10 + (c - '0');
+      digits = true;
+      continue;
+    }
+    if (!digits) return std::nullopt;
+    if (c == 'h') total += cur * 3600;
+    else if (c == 'm') total += cur * 60;
+    else if (c == 's') total += cur;
+    else return std::nullopt;
+    cur = 0;
+    digits = false;
+  }
+  if (digits) return std::nullopt;
+  return std::chrono::seconds(total);
+}
 
 bool makeDirs(const std::string& path) {
   std::string cur;
@@ -37,8 +60,9 @@ bool makeDirs(const std::string& path) {
 // Periodic work: watch timeouts, bookmarks and compaction of old revisions.
 class Maintenance {
  public:
-  Maintenance(registry::Registry& reg, handlers::ApiHandler& api, storage::Storage& store, int compact_interval_s)
-      : reg_(reg), api_(api), store_(store), compact_interval_(compact_interval_s) {
+  Maintenance(registry::Registry& reg, handlers::ApiHandler& api, storage::Storage& store, int compact_interval_s,
+              std::chrono::seconds event_ttl)
+      : reg_(reg), api_(api), store_(store), compact_interval_(compact_interval_s), event_ttl_(event_ttl) {
     thread_ = std::thread([this] { run(); });
   }
   ~Maintenance() {
@@ -54,6 +78,7 @@ class Maintenance {
   void run() {
     auto lastBookmark = std::chrono::steady_clock::now();
     auto lastCompact = std::chrono::steady_clock::now();
+    auto lastEventSweep = std::chrono::steady_clock::now();
     int64_t pendingCompact = store_.currentRevision();
     std::unique_lock<std::mutex> lk(mu_);
     while (!cv_.wait_for(lk, std::chrono::seconds(1), [&] { return stop_; })) {
@@ -63,6 +88,11 @@ class Maintenance {
       if (now - lastBookmark >= std::chrono::seconds(10)) {
         reg_.sendBookmarks();
         lastBookmark = now;
+      }
+      if (event_ttl_.count() > 0 && now - lastEventSweep >= std::min<std::chrono::seconds>(event_ttl_, std::chrono::seconds(60))) {
+        size_t n = reg_.expireEvents(event_ttl_);
+        if (n) LOG_INFO("expired " << n << " events older than " << event_ttl_.count() << "s");
+        lastEventSweep = now;
       }
       // Like kube-apiserver: compact to the revision seen one interval ago, so history
       // younger than one interval stays available to lists and watches.
@@ -79,6 +109,7 @@ class Maintenance {
   handlers::ApiHandler& api_;
   storage::Storage& store_;
   int compact_interval_;
+  std::chrono::seconds event_ttl_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
@@ -98,6 +129,7 @@ int main(int argc, char** argv) {
   flags.define("service-node-port-range", "30000-32767", "Port range reserved for NodePort services.");
   flags.define("watch-cache-size", "10000", "Events kept per resource for watches and consistent pagination.");
   flags.define("etcd-compaction-interval", "300", "Seconds between compactions of old revisions (0 disables).");
+  flags.define("event-ttl", "1h0m0s", "How long events are kept after they were last written.");
   flags.define("worker-threads", "32", "Request handler threads.");
   flags.define("shutdown-grace-seconds", "10", "How long in-flight requests may take to finish on SIGTERM.");
   flags.define("v", "0", "Log verbosity (0 info, 1+ debug).");
@@ -112,6 +144,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (flags.getInt("v") > 0) log::setLevel(log::Level::Debug);
+  auto ttl = parseDuration(flags.get("event-ttl"));
+  if (!ttl) {
+    std::fprintf(stderr, "shepherd-apiserver: invalid --event-ttl %s (use e.g. 1h, 30m, 90s)\n", flags.get("event-ttl").c_str());
+    return 2;
+  }
+  std::chrono::seconds eventTtl = *ttl;
   std::string bind = flags.get("bind-address");
   if (bind != "127.0.0.1" && bind != "::1" && bind != "localhost") {
     std::fprintf(stderr, "shepherd-apiserver: plain HTTP may only be served on loopback (got --bind-address=%s)\n",
@@ -175,6 +213,7 @@ int main(int argc, char** argv) {
     server.stop(0);
     return 1;
   }
+  api->setServerAddress(advertise + ":" + std::to_string(port.value()));
   api->setReady();
   if (!flags.get("port-file").empty()) {
     std::string tmp = flags.get("port-file") + ".tmp";
@@ -185,7 +224,7 @@ int main(int argc, char** argv) {
 
   int sig = 0;
   {
-    Maintenance maint(*reg.value(), *api, *store, flags.getInt("etcd-compaction-interval"));
+    Maintenance maint(*reg.value(), *api, *store, flags.getInt("etcd-compaction-interval"), eventTtl);
     sigwait(&set, &sig);
     LOG_INFO("received signal " << sig << "; shutting down");
     api->setShuttingDown();

@@ -44,6 +44,8 @@ ApiHandler::ApiHandler(registry::Registry& registry, ApiHandlerOptions opts)
   group_list_ = apiGroupListJson(apis::Catalog::instance());
 }
 
+void ApiHandler::setServerAddress(const std::string& address) { api_versions_ = apiVersionsJson(address); }
+
 void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> resp) {
   requests_.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::string> p = splitPath(req.path);
@@ -82,6 +84,17 @@ void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> res
       }
     }
     return resp->send(notFound());
+  }
+  if ((root == "api" || root == "apis") && p.size() == 1 && read) {
+    // Aggregated discovery, in exactly the version the client asked for (kubectl 1.27
+    // asks only for v2beta1 and would see nothing in a v2 document).
+    std::string agg = wantsAggregatedDiscovery(req.header("accept"));
+    if (!agg.empty()) {
+      http::Response r = jsonResponse(aggregatedDiscoveryJson(catalog, root == "api", agg));
+      r.headers[0].second = "application/json;g=apidiscovery.k8s.io;v=" + agg + ";as=APIGroupDiscoveryList";
+      r.headers.emplace_back("Vary", "Accept");
+      return resp->send(std::move(r));
+    }
   }
   if (root == "api") {
     if (p.size() == 1) {

@@ -31,6 +31,8 @@ class ApiHandler {
   void setShuttingDown() { shutting_down_ = true; }
   // /readyz fails until bootstrap has finished.
   void setReady() { ready_ = true; }
+  // The address advertised by /api, once the port is bound. Call before setReady().
+  void setServerAddress(const std::string& address);
 
  private:
   void handleResourcePath(http::Request& req, const std::shared_ptr<http::Responder>& resp,

@@ -133,4 +133,85 @@ std::string apiResourceListJson(const apis::Catalog& c, const std::string& group
   return json::serialize(d);
 }
 
+std::string aggregatedDiscoveryJson(const apis::Catalog& c, bool core, const std::string& version) {
+  json::Document d;
+  d.SetObject();
+  auto& a = d.GetAllocator();
+  d.AddMember("kind", "APIGroupDiscoveryList", a);
+  d.AddMember("apiVersion", json::str("apidiscovery.k8s.io/" + version, a), a);
+  d.AddMember("metadata", json::Value(rapidjson::kObjectType), a);
+  json::Value items(rapidjson::kArrayType);
+  std::vector<std::string> groups;
+  for (const auto& gv : c.groupVersions())
+    if ((gv.group.empty() == core) && std::find(groups.begin(), groups.end(), gv.group) == groups.end())
+      groups.push_back(gv.group);
+  for (const auto& g : groups) {
+    json::Value item(rapidjson::kObjectType);
+    json::Value meta(rapidjson::kObjectType);
+    if (!g.empty()) meta.AddMember("name", json::str(g, a), a);
+    item.AddMember("metadata", meta, a);
+    json::Value versions(rapidjson::kArrayType);
+    for (const auto& gv : c.groupVersions()) {
+      if (gv.group != g) continue;
+      json::Value v(rapidjson::kObjectType);
+      v.AddMember("version", json::str(gv.version, a), a);
+      json::Value resources(rapidjson::kArrayType);
+      for (const auto& r : c.resourcesOf(gv.group, gv.version)) {
+        json::Value e(rapidjson::kObjectType);
+        e.AddMember("resource", json::str(r->plural, a), a);
+        json::Value kind(rapidjson::kObjectType);
+        kind.AddMember("group", json::str(r->group, a), a);
+        kind.AddMember("version", json::str(r->version, a), a);
+        kind.AddMember("kind", json::str(r->kind, a), a);
+        e.AddMember("responseKind", json::Value(kind, a), a);
+        e.AddMember("scope", json::str(r->namespaced ? "Namespaced" : "Cluster", a), a);
+        e.AddMember("singularResource", json::str(r->singular, a), a);
+        e.AddMember("verbs", strArray(r->verbs, a), a);
+        if (!r->short_names.empty()) e.AddMember("shortNames", strArray(r->short_names, a), a);
+        if (!r->categories.empty()) e.AddMember("categories", strArray(r->categories, a), a);
+        if (!r->subresources.empty()) {
+          json::Value subs(rapidjson::kArrayType);
+          for (const auto& sub : r->subresources) {
+            json::Value s(rapidjson::kObjectType);
+            s.AddMember("subresource", json::str(sub, a), a);
+            s.AddMember("responseKind", json::Value(kind, a), a);
+            s.AddMember("verbs", strArray(subresourceVerbs(sub), a), a);
+            subs.PushBack(s, a);
+          }
+          e.AddMember("subresources", subs, a);
+        }
+        resources.PushBack(e, a);
+      }
+      v.AddMember("resources", resources, a);
+      v.AddMember("freshness", "Current", a);
+      versions.PushBack(v, a);
+    }
+    item.AddMember("versions", versions, a);
+    items.PushBack(item, a);
+  }
+  d.AddMember("items", items, a);
+  return json::serialize(d);
+}
+
+std::string wantsAggregatedDiscovery(std::string_view accept) {
+  // Media ranges in order; the first one we can produce wins.
+  size_t start = 0;
+  while (start < accept.size()) {
+    size_t comma = accept.find(',', start);
+    if (comma == std::string_view::npos) comma = accept.size();
+    std::string_view part = accept.substr(start, comma - start);
+    start = comma + 1;
+    bool aggregated = part.find("as=APIGroupDiscoveryList") != std::string_view::npos &&
+                      part.find("g=apidiscovery.k8s.io") != std::string_view::npos;
+    if (aggregated) {
+      if (part.find("v=v2beta1") != std::string_view::npos) return "v2beta1";
+      if (part.find("v=v2") != std::string_view::npos) return "v2";
+      continue;
+    }
+    if (part.find("application/json") != std::string_view::npos || part.find("*/*") != std::string_view::npos)
+      return "";
+  }
+  return "";
+}
+
 }  // namespace shepherd::handlers

@@ -366,7 +366,9 @@ void RestHandler::remove(http::Request& req, const std::shared_ptr<http::Respond
   if (params->opts.dry_run) opts->dry_run = true;
   auto out = s.store->remove(s.ns, s.name, opts.value());
   if (!out) return resp->send(errorResponse(out.error()));
-  int code = out->deleted_now ? 200 : 202;
+  // Upstream answers 202 only for a pending deletion that asked for cascading with the
+  // deprecated orphanDependents=false; graceful and finalized deletions answer 200.
+  int code = !out->deleted_now && opts->orphan_dependents == false ? 202 : 200;
   if (s.resource->return_deleted_object || !out->deleted_now) return sendObject(resp, req, s, code, out->object);
   json::Document d;
   d.Parse(out->object->json.data(), out->object->json.size());

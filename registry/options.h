@@ -18,6 +18,7 @@ struct DeleteOptions {
   std::string precondition_uid;
   std::string precondition_resource_version;
   std::string propagation_policy;  // Orphan, Background, Foreground, or empty
+  std::optional<bool> orphan_dependents;  // the deprecated field, as sent
 };
 
 struct ListOptions {

@@ -1,5 +1,6 @@
 #include "registry/registry.h"
 
+#include "common/clock.h"
 #include "common/log.h"
 
 namespace shepherd::registry {
@@ -37,6 +38,33 @@ Registry::~Registry() {
 Store* Registry::store(const std::string& group, const std::string& version, const std::string& plural) const {
   auto it = index_.find({group, version, plural});
   return it == index_.end() ? nullptr : it->second;
+}
+
+size_t Registry::expireEvents(std::chrono::seconds ttl) {
+  Store* events = store("", "v1", "events");
+  if (!events) return 0;
+  auto page = events->list(ListOptions{});
+  if (!page) return 0;
+  auto cutoff = clock::now() - ttl;
+  size_t removed = 0;
+  for (const auto& o : page->items) {
+    json::Document d;
+    d.Parse(o->json.data(), o->json.size());
+    // The newest time the event was written or observed.
+    std::optional<clock::TimePoint> newest;
+    const std::string_view times[] = {json::getStringPath(d, {"metadata", "creationTimestamp"}),
+                                      json::getString(d, "lastTimestamp"), json::getString(d, "eventTime"),
+                                      json::getStringPath(d, {"series", "lastObservedTime"})};
+    for (std::string_view ts : times) {
+      auto t = clock::parseRfc3339(ts);
+      if (t && (!newest || *t > *newest)) newest = t;
+    }
+    if (!newest || *newest >= cutoff) continue;
+    DeleteOptions del;
+    del.precondition_resource_version = std::to_string(o->mod_revision);  // not if it changed meanwhile
+    if (events->remove(o->ns, o->name, del)) ++removed;
+  }
+  return removed;
 }
 
 void Registry::sendBookmarks() {

@@ -2,6 +2,7 @@
 // bootstrap objects, over one Storage.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -39,6 +40,10 @@ class Registry {
 
   // Sends BOOKMARK events to watches that asked for them.
   void sendBookmarks();
+
+  // Deletes events last written more than `ttl` ago (upstream's --event-ttl); returns
+  // how many went. Deletions go through the store, so watchers see them.
+  size_t expireEvents(std::chrono::seconds ttl);
 
  private:
   explicit Registry(storage::Storage& storage) : storage_(storage) {}

@@ -691,8 +691,10 @@ Result<DeleteOptions> parseDeleteOptions(const json::Value* body) {
   if (const json::Value* dr = json::find(*body, "dryRun"); dr && dr->IsArray())
     for (auto& v : dr->GetArray())
       if (json::view(v) == "All") o.dry_run = true;
-  if (json::getBool(*body, "orphanDependents") && o.propagation_policy.empty())
-    o.propagation_policy = "Orphan";
+  if (const json::Value* od = json::find(*body, "orphanDependents"); od && od->IsBool()) {
+    o.orphan_dependents = od->GetBool();
+    if (od->GetBool() && o.propagation_policy.empty()) o.propagation_policy = "Orphan";
+  }
   return o;
 }
 

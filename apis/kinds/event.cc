@@ -41,7 +41,9 @@ class CoreEventStrategy : public Strategy {
   void validate(const json::Value& obj, FieldErrors& errs) const override {
     std::string_view ns = json::getStringPath(obj, {"metadata", "namespace"});
     std::string_view ions = json::getStringPath(obj, {"involvedObject", "namespace"});
-    if (!ions.empty() && ions != ns)
+    // An event about a cluster-scoped object lives in "default" (as upstream allows).
+    bool mismatch = ions.empty() ? !ns.empty() && ns != "default" : ions != ns;
+    if (mismatch)
       errs.invalid("involvedObject.namespace", "\"" + std::string(ions) + "\"",
                    "does not match event.namespace");
   }

@@ -10,10 +10,8 @@ Run from the repository root:  /usr/bin/python3 -m pytest tests/e2e -q
 
 import json
 import os
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -266,8 +264,16 @@ def server_factory(tmp_path_factory):
         return srv.start()
 
     yield make
+    bad = []
     for srv in servers:
-        srv.stop()
+        was_running = srv.running()
+        rc = srv.stop()
+        if was_running and rc != 0:
+            bad.append("%s (pid %s) exited with %s after SIGTERM; log tail:\n%s"
+                       % (srv.workdir, srv.pid, rc, srv.log_tail()))
+    if bad:
+        # e.g. a sanitizer report or a crash during graceful shutdown
+        pytest.fail("\n\n".join(bad), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -308,7 +314,7 @@ def run_kubectl(server, cache_dir, version, *args, input=None, timeout=60):
     binary = KUBECTL_BINS[version]
     cmd = [binary, "--kubeconfig", server.kubeconfig, "--cache-dir", cache_dir] + list(args)
     env = dict(os.environ)
-    env["HOME"] = os.path.dirname(cache_dir)
+    env["HOME"] = os.path.dirname(cache_dir)  # no ~/.kube from the developer's account
     env.pop("KUBECONFIG", None)
     if isinstance(input, str):
         input = input.encode()
@@ -321,13 +327,14 @@ def run_kubectl(server, cache_dir, version, *args, input=None, timeout=60):
 def kubectl(server, tmp_path_factory):
     """``kubectl(version, *args, input=None) -> (rc, stdout, stderr)``.
 
-    Uses a fresh --cache-dir (and HOME) per test module, since kubectl caches discovery.
+    Uses a fresh --cache-dir (and HOME) per test module and kubectl version, since kubectl
+    caches discovery on disk.
     """
-    home = tmp_path_factory.mktemp("kubectl-home")
-    cache_dir = os.path.join(str(home), "cache")
-    os.makedirs(cache_dir, exist_ok=True)
+    home = str(tmp_path_factory.mktemp("kubectl-home"))
 
     def kc(version, *args, input=None, timeout=60):
+        cache_dir = os.path.join(home, "cache-" + version)
+        os.makedirs(cache_dir, exist_ok=True)
         return run_kubectl(server, cache_dir, version, *args, input=input, timeout=timeout)
 
     return kc

@@ -609,6 +609,20 @@ def test_delete_bound_pod_is_graceful(api):
     assert api.get(PODS + "/" + name)[0] == 404
 
 
+def test_delete_with_finalizer(api):
+    name = uniq("fin")
+    create(api, CM, cm_body(name, finalizers=["example.com/hold"]))
+    st, _, obj = api.delete(CM + "/" + name)
+    assert st == 200, (st, obj)  # upstream: 200 (see test_delete_bound_pod_is_graceful)
+    assert obj["metadata"]["deletionTimestamp"]
+    st, _, cur = api.get(CM + "/" + name)
+    assert st == 200 and cur["metadata"]["finalizers"] == ["example.com/hold"]
+    # removing the last finalizer completes the deletion
+    st, _, out = api.patch(CM + "/" + name, {"metadata": {"finalizers": None}})
+    assert st == 200, out
+    assert api.get(CM + "/" + name)[0] == 404
+
+
 def test_delete_with_precondition(api):
     name = uniq("precond")
     obj = create(api, CM, cm_body(name))

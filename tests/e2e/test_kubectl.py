@@ -635,13 +635,3 @@ def test_dry_run_server(k):
     assert out.strip() == "configmap/dry created (server dry run)"
     rc, out, err = k("get", "configmap", "dry")
     assert rc == 1 and "not found" in err
-
-
-def test_server_side_apply(k):
-    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: '1'\n"
-    rc, out, err = k("apply", "--server-side", "-f", "-", input=cm)
-    assert rc == 0, err
-    assert out.strip() == "configmap/ssa serverside-applied"
-    rc, out, err = k("apply", "--server-side", "-f", "-", input=cm.replace("'1'", "'2'"))
-    assert rc == 0, err
-    assert k.jsonpath("configmap ssa", "{.data.a}") == "2"

@@ -331,3 +331,31 @@ TEST(Store, StatePersistsAcrossRestart) {
   EXPECT_EQ(p.value()->mod_revision, rv);
   EXPECT_EQ(json::getStringPath(obj(p.value()), {"metadata", "uid"}), uid);
 }
+
+TEST(Store, OldEventsExpire) {
+  Env e;
+  Store& events = e.store("", "events");
+  auto old = doc(R"({"metadata":{"name":"old"},"involvedObject":{"kind":"Pod","name":"p"},
+      "lastTimestamp":"2020-01-01T00:00:00Z"})");
+  auto fresh = doc(R"({"metadata":{"name":"fresh"},"involvedObject":{"kind":"Pod","name":"p"}})");
+  ASSERT_TRUE(events.create("default", old, {}).ok());
+  ASSERT_TRUE(events.create("default", fresh, {}).ok());
+  // creationTimestamp is now for both; "old" is still young by its creation time.
+  EXPECT_EQ(e.reg->expireEvents(std::chrono::hours(1)), 0u);
+  auto o = obj(events.get("default", "old").value());
+  // Pretend it was written long ago by rewriting its timestamps through the store.
+  auto stale = events.modify(
+      "default", "old",
+      [](json::Document& d) {
+        auto& a = d.GetAllocator();
+        json::setString(*json::find(d, "metadata"), "creationTimestamp", "2020-01-01T00:00:00Z", a);
+        return okStatus();
+      },
+      {}, Subresource::Main);
+  ASSERT_TRUE(stale.ok());
+  // creationTimestamp is server-set and cannot be rewritten by an update.
+  EXPECT_NE(json::getStringPath(obj(stale->object), {"metadata", "creationTimestamp"}), "2020-01-01T00:00:00Z");
+  EXPECT_EQ(e.reg->expireEvents(std::chrono::seconds(0)), 2u);
+  EXPECT_FALSE(events.get("default", "old").ok());
+  EXPECT_FALSE(events.get("default", "fresh").ok());
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Configures and builds Shepherd. Usage: scripts/build.sh [--sanitize]
+#   default      -> build/       (RelWithDebInfo)
+#   --sanitize   -> build-asan/  (AddressSanitizer + UndefinedBehaviorSanitizer)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=build
+extra=()
+if [ "${1:-}" = "--sanitize" ]; then
+  dir=build-asan
+  extra=(-DSHEPHERD_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
+fi
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${extra[@]}" > /dev/null
+cmake --build "$dir" -j "$jobs"
