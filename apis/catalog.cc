@@ -38,9 +38,9 @@ Catalog::Catalog() {
       {"", "v1", "PodTemplate", "podtemplates", "podtemplate", {}, false, true, {}, false, false, "/registry/podtemplates/", core + "PodTemplate", podTemplateStrategy()},
       {"", "v1", "Service", "services", "service", {"svc"}, true, true, {"status"}, false, true, "/registry/services/specs/", core + "Service", serviceStrategy()},
       {"", "v1", "Endpoints", "endpoints", "endpoints", {"ep"}, false, true, {}, false, false, "/registry/services/endpoints/", core + "Endpoints", endpointsStrategy()},
-      {"", "v1", "ReplicationController", "replicationcontrollers", "replicationcontroller", {"rc"}, true, true, {"status"}, true, false, "/registry/controllers/", core + "ReplicationController", replicationControllerStrategy()},
-      {"apps", "v1", "Deployment", "deployments", "deployment", {"deploy"}, true, true, {"status"}, true, false, "/registry/deployments/", "io.k8s.api.apps.v1.Deployment", deploymentStrategy()},
-      {"apps", "v1", "ReplicaSet", "replicasets", "replicaset", {"rs"}, true, true, {"status"}, true, false, "/registry/replicasets/", "io.k8s.api.apps.v1.ReplicaSet", replicaSetStrategy()},
+      {"", "v1", "ReplicationController", "replicationcontrollers", "replicationcontroller", {"rc"}, true, true, {"scale", "status"}, true, false, "/registry/controllers/", core + "ReplicationController", replicationControllerStrategy()},
+      {"apps", "v1", "Deployment", "deployments", "deployment", {"deploy"}, true, true, {"scale", "status"}, true, false, "/registry/deployments/", "io.k8s.api.apps.v1.Deployment", deploymentStrategy()},
+      {"apps", "v1", "ReplicaSet", "replicasets", "replicaset", {"rs"}, true, true, {"scale", "status"}, true, false, "/registry/replicasets/", "io.k8s.api.apps.v1.ReplicaSet", replicaSetStrategy()},
       {"coordination.k8s.io", "v1", "Lease", "leases", "lease", {}, false, true, {}, false, false, "/registry/leases/", "io.k8s.api.coordination.v1.Lease", leaseStrategy()},
       {"events.k8s.io", "v1", "Event", "events", "event", {"ev"}, false, true, {}, false, false, "/registry/events/", "io.k8s.api.events.v1.Event", eventsV1EventStrategy()},
   };

@@ -71,6 +71,22 @@ const SchemaNode* SchemaNode::property(std::string_view name) const {
   return it == r->properties.end() ? nullptr : it->second;
 }
 
+SchemaNode::ListKind SchemaNode::listKind() const {
+  if (list_type == "map" || (list_type.empty() && !patch_merge_key.empty())) return ListKind::Map;
+  if (list_type == "set") return ListKind::Set;
+  if (list_type.empty() && patch_strategy.find("merge") != std::string::npos) {
+    const SchemaNode* it = resolved()->items;
+    if (it && it->resolved()->type != Type::Object) return ListKind::Set;
+  }
+  return ListKind::Atomic;
+}
+
+std::vector<std::string> SchemaNode::listKeys() const {
+  if (!list_map_keys.empty()) return list_map_keys;
+  if (!patch_merge_key.empty()) return {patch_merge_key};
+  return {};
+}
+
 SchemaNode* SchemaRegistry::build(const json::Value& s) {
   nodes_.emplace_back();
   SchemaNode* n = &nodes_.back();
@@ -97,6 +113,7 @@ SchemaNode* SchemaRegistry::build(const json::Value& s) {
   n->patch_merge_key = json::getString(s, "x-kubernetes-patch-merge-key");
   n->patch_strategy = json::getString(s, "x-kubernetes-patch-strategy");
   n->list_type = json::getString(s, "x-kubernetes-list-type");
+  n->map_type = json::getString(s, "x-kubernetes-map-type");
   if (auto* keys = json::find(s, "x-kubernetes-list-map-keys"); keys && keys->IsArray())
     for (auto& k : keys->GetArray())
       if (k.IsString()) n->list_map_keys.emplace_back(json::view(k));

@@ -29,11 +29,18 @@ struct SchemaNode {
   std::string patch_strategy;    // x-kubernetes-patch-strategy, e.g. "merge,retainKeys"
   std::string list_type;         // x-kubernetes-list-type
   std::vector<std::string> list_map_keys;
+  std::string map_type;          // x-kubernetes-map-type ("atomic" or "granular")
   std::string go_type;           // for messages, e.g. "v1.Container"
 
   // Follows references; never null for a loaded schema.
   const SchemaNode* resolved() const { return target ? target->resolved() : this; }
   const SchemaNode* property(std::string_view name) const;
+
+  // How a list at this (property) node merges: by key, as a set, or whole.
+  enum class ListKind { Atomic, Map, Set };
+  ListKind listKind() const;
+  // The keys of an associative list (list-map-keys, else the patch merge key).
+  std::vector<std::string> listKeys() const;
 };
 
 struct SchemaFinding {

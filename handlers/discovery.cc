@@ -124,7 +124,13 @@ std::string apiResourceListJson(const apis::Catalog& c, const std::string& group
       s.AddMember("name", json::str(r->plural + "/" + sub, a), a);
       s.AddMember("singularName", "", a);
       s.AddMember("namespaced", r->namespaced, a);
-      s.AddMember("kind", json::str(r->kind, a), a);
+      if (sub == "scale") {
+        s.AddMember("group", "autoscaling", a);
+        s.AddMember("version", "v1", a);
+        s.AddMember("kind", "Scale", a);
+      } else {
+        s.AddMember("kind", json::str(r->kind, a), a);
+      }
       s.AddMember("verbs", strArray(subresourceVerbs(sub), a), a);
       list.PushBack(s, a);
     }
@@ -174,7 +180,15 @@ std::string aggregatedDiscoveryJson(const apis::Catalog& c, bool core, const std
           for (const auto& sub : r->subresources) {
             json::Value s(rapidjson::kObjectType);
             s.AddMember("subresource", json::str(sub, a), a);
-            s.AddMember("responseKind", json::Value(kind, a), a);
+            if (sub == "scale") {
+              json::Value sk(rapidjson::kObjectType);
+              sk.AddMember("group", "autoscaling", a);
+              sk.AddMember("version", "v1", a);
+              sk.AddMember("kind", "Scale", a);
+              s.AddMember("responseKind", sk, a);
+            } else {
+              s.AddMember("responseKind", json::Value(kind, a), a);
+            }
             s.AddMember("verbs", strArray(subresourceVerbs(sub), a), a);
             subs.PushBack(s, a);
           }

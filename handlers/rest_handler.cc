@@ -6,9 +6,8 @@
 #include "common/log.h"
 #include "common/yaml_json.h"
 #include "handlers/negotiation.h"
-#include "handlers/patch/json_patch.h"
-#include "handlers/patch/merge_patch.h"
-#include "handlers/patch/strategic_merge.h"
+#include "handlers/patch/patch.h"
+#include "registry/managed_fields.h"
 #include "handlers/status.h"
 #include "handlers/table.h"
 #include "handlers/watch_stream.h"
@@ -35,6 +34,7 @@ Result<WriteParams> writeParams(const http::Request& req) {
     }
   }
   p.opts.field_manager = req.queryValue("fieldManager");
+  if (p.opts.field_manager.empty()) p.opts.field_manager = registry::defaultManager(req.header("user-agent"));
   if (p.opts.field_manager.size() > 128)
     return ApiError::badRequest("fieldManager: Too long: must have at most 128 bytes");
   std::string_view fv = req.queryValue("fieldValidation");
@@ -169,6 +169,7 @@ void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Respond
     if (s.subresource == "finalize" && m != "PUT")
       return resp->send(errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural + "/finalize", m)));
   }
+  if (s.subresource == "scale") return scale(req, resp, s);
   if (m == "GET" || m == "HEAD") {
     if (item) return get(req, resp, s);
     std::string_view w = req.queryValue("watch");
@@ -306,19 +307,11 @@ void RestHandler::update(http::Request& req, const std::shared_ptr<http::Respond
 void RestHandler::patch(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
   auto params = writeParams(req);
   if (!params) return resp->send(errorResponse(params.error()));
-  std::string type = mediaType(req.header("content-type"));
-  enum class Kind { Json, Merge, Strategic } kind;
-  if (type == "application/json-patch+json") kind = Kind::Json;
-  else if (type == "application/merge-patch+json") kind = Kind::Merge;
-  else if (type == "application/strategic-merge-patch+json") kind = Kind::Strategic;
-  else
-    return resp->send(errorResponse(ApiError::unsupportedMediaType(
-        "the body of the request was in an unknown format - accepted media types include: "
-        "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json")));
+  auto type = patch::patchTypeOf(mediaType(req.header("content-type")));
+  if (!type) return resp->send(errorResponse(type.error()));
+  if (type.value() == patch::PatchType::Apply) return apply(req, resp, s);
   json::Document patchDoc;
   if (auto st = decodeBody(req, patchDoc); !st) return resp->send(errorResponse(st.error()));
-  if (kind != Kind::Json && !patchDoc.IsObject())
-    return resp->send(errorResponse(ApiError::badRequest("the patch must be a JSON object")));
   const apis::SchemaNode* schema = apis::SchemaRegistry::instance().definition(s.resource->schema_name);
   std::vector<std::string> warnings;
   FieldValidation fv = params->validation;
@@ -326,17 +319,7 @@ void RestHandler::patch(http::Request& req, const std::shared_ptr<http::Responde
   auto mutate = [&](json::Document& obj) -> Status {
     warnings.clear();
     std::string rvBefore(json::getStringPath(obj, {"metadata", "resourceVersion"}));
-    switch (kind) {
-      case Kind::Json:
-        if (auto st = patch::applyJsonPatch(obj, patchDoc); !st) return st;
-        break;
-      case Kind::Merge:
-        patch::applyMergePatch(obj, patchDoc, obj.GetAllocator());
-        break;
-      case Kind::Strategic:
-        if (auto st = patch::applyStrategicMergePatch(obj, patchDoc, schema, obj.GetAllocator()); !st) return st;
-        break;
-    }
+    if (auto st = patch::applyPatch(type.value(), obj, patchDoc, schema); !st) return st;
     if (!obj.IsObject()) return ApiError::badRequest("the patched object is not a JSON object");
     // A patch that does not name a resourceVersion applies to the latest one.
     if (json::getStringPath(obj, {"metadata", "resourceVersion"}) == rvBefore) {

@@ -35,6 +35,10 @@ class RestHandler {
   void patch(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   void remove(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   void removeCollection(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  // Server-side apply (apply.cc).
+  void apply(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  // The scale subresource (scale.cc): an autoscaling/v1 Scale view of spec.replicas.
+  void scale(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
 
   WatchRegistry& watches_;
 };

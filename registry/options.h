@@ -9,7 +9,9 @@ namespace shepherd::registry {
 
 struct WriteOptions {
   bool dry_run = false;
-  std::string field_manager;
+  std::string field_manager;  // who makes the change (managedFields); never empty from handlers
+  bool apply = false;         // a server-side apply: managedFields come from the apply merge
+  bool force = false;         // apply: take contested fields from other managers
 };
 
 struct DeleteOptions {

@@ -8,7 +8,9 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/log.h"
+#include "apis/schema.h"
 #include "registry/continue_token.h"
+#include "registry/managed_fields.h"
 #include "registry/registry.h"
 
 namespace shepherd::registry {
@@ -380,12 +382,22 @@ Result<ObjectPtr> Store::create(const std::string& ns, json::Document& obj, cons
   json::remove(m, "resourceVersion");
   json::remove(m, "managedFields");
   apis::StrategyContext ctx{clock::rfc3339(clock::now()), clock::rfc3339Micro(clock::now())};
+  const apis::SchemaNode* schema = apis::SchemaRegistry::instance().definition(resource_->schema_name);
+  // An applied configuration owns exactly what it set, before defaults fill in the rest.
+  std::optional<apis::FieldSet> applied;
+  if (opts.apply) applied = trackedFields(obj, schema, Subresource::Main);
   json::setString(m, "uid", ids::uuid4(), a);
   json::setString(m, "creationTimestamp", ctx.now, a);
   if (resource_->tracks_generation) json::set(m, "generation", json::Value(1), a);
 
   resource_->strategy->prepareForCreate(obj, ctx);
   resource_->strategy->applyDefaults(obj, a);
+  if (applied) {
+    writeManagedFields(obj, {ManagedEntry{opts.field_manager, "Apply", resource_->apiVersion(), ctx.now, "", *applied}},
+                       obj.GetAllocator());
+  } else {
+    recordUpdate(nullptr, obj, opts.field_manager, resource_->apiVersion(), Subresource::Main, schema, ctx.now);
+  }
   apis::FieldErrors errs;
   validateMetadata(obj, errs);
   resource_->strategy->validate(obj, errs);
@@ -533,6 +545,11 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
     strategy.prepareForUpdate(obj, old, ctx);
   }
   strategy.applyDefaults(obj, obj.GetAllocator());
+  if (!opts.apply) {
+    const apis::SchemaNode* schema = apis::SchemaRegistry::instance().definition(resource_->schema_name);
+    recordUpdate(&old, obj, opts.field_manager, resource_->apiVersion(),
+                 sub == Subresource::Status ? Subresource::Status : Subresource::Main, schema, ctx.now);
+  }
   if (resource_->tracks_generation && sub == Subresource::Main) {
     const json::Value* ns_ = json::find(obj, "spec");
     const json::Value* os = json::find(old, "spec");
@@ -664,6 +681,35 @@ Result<DeleteOutcome> Store::remove(const std::string& ns, const std::string& na
     return DeleteOutcome{readBack(key, stored, res.value, cur->create_revision), false};
   }
   return conflict(name);
+}
+
+Result<WriteOutcome> Store::apply(const std::string& ns, const std::string& name, const json::Value& config,
+                                  const WriteOptions& opts) {
+  if (!config.IsObject()) return ApiError::badRequest("the applied configuration must be an object");
+  std::string_view av = json::getString(config, "apiVersion");
+  std::string_view kind = json::getString(config, "kind");
+  if (av.empty() || kind.empty())
+    return ApiError::badRequest("apiVersion and kind are required in an applied configuration");
+  if (av != resource_->apiVersion() || kind != resource_->kind)
+    return ApiError::badRequest("the applied configuration's apiVersion/kind (" + std::string(av) + ", " +
+                                std::string(kind) + ") does not match " + resource_->apiVersion() + ", " + resource_->kind);
+  std::string_view bodyName = json::getStringPath(config, {"metadata", "name"});
+  if (!bodyName.empty() && bodyName != name)
+    return ApiError::badRequest("the name of the object (" + std::string(bodyName) +
+                                ") does not match the name on the URL (" + name + ")");
+  WriteOptions o = opts;
+  o.apply = true;
+  const apis::SchemaNode* schema = apis::SchemaRegistry::instance().definition(resource_->schema_name);
+  std::string apiVersion = resource_->apiVersion();
+  auto mutate = [&](json::Document& live) -> Status {
+    return applyConfiguration(live, config, o.field_manager, o.force, apiVersion, schema, clock::rfc3339(clock::now()));
+  };
+  auto createFrom = [&](json::Document& fresh) -> Status {
+    fresh.CopyFrom(config, fresh.GetAllocator());
+    json::setString(json::ensureObject(fresh, "metadata", fresh.GetAllocator()), "name", name, fresh.GetAllocator());
+    return okStatus();
+  };
+  return modify(ns, name, mutate, o, Subresource::Main, createFrom);
 }
 
 Result<DeleteOptions> parseDeleteOptions(const json::Value* body) {

@@ -82,6 +82,9 @@ class Store {
                               const Mutator& create_from = nullptr);
   Result<DeleteOutcome> remove(const std::string& ns, const std::string& name,
                                const DeleteOptions& opts);
+  // Server-side apply of `config` (creates the object when it does not exist).
+  Result<WriteOutcome> apply(const std::string& ns, const std::string& name, const json::Value& config,
+                             const WriteOptions& opts);
 
   // Decodes a stored value into the cached, served form (the watch cache's decoder).
   ObjectPtr decode(const std::string& key, const std::string& value, int64_t revision,

@@ -635,3 +635,26 @@ def test_dry_run_server(k):
     assert out.strip() == "configmap/dry created (server dry run)"
     rc, out, err = k("get", "configmap", "dry")
     assert rc == 1 and "not found" in err
+
+
+def test_server_side_apply(k):
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: '1'\n  b: '2'\n"
+    rc, out, err = k("apply", "--server-side", "-f", "-", input=cm)
+    assert rc == 0, err
+    assert out.strip() == "configmap/ssa serverside-applied"
+    # Fields the applier stops setting are removed; changed ones are updated.
+    rc, out, err = k("apply", "--server-side", "-f", "-", input=cm.replace("'1'", "'3'").replace("  b: '2'\n", ""))
+    assert rc == 0, err
+    assert k.jsonpath("configmap ssa", "{.data}") == '{"a":"3"}'
+    # Another manager changes a.data.a: re-applying conflicts until forced.
+    rc, out, err = k("patch", "configmap", "ssa", "-p", '{"data":{"a":"9"}}')
+    assert rc == 0, err
+    rc, out, err = k("apply", "--server-side", "-f", "-", input=cm.replace("'1'", "'3'"))
+    assert rc != 0
+    assert 'conflict with "kubectl-patch"' in err and ".data.a" in err, err
+    rc, out, err = k("apply", "--server-side", "--force-conflicts", "-f", "-", input=cm.replace("'1'", "'3'"))
+    assert rc == 0, err
+    assert k.jsonpath("configmap ssa", "{.data.a}") == "3"
+    rc, out, err = k("get", "configmap", "ssa", "-o", "yaml", "--show-managed-fields")
+    assert rc == 0, err
+    assert "operation: Apply" in out and "manager: kubectl" in out, out
