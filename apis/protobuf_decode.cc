@@ -4,77 +4,17 @@
 #include <string>
 #include <vector>
 
+#include "apis/protobuf_schema.h"
 #include "common/clock.h"
 
 namespace shepherd::apis {
 
 namespace {
 
-// How a field's bytes become JSON.
-enum class K {
-  String,       // length-delimited text
-  Bytes,        // length-delimited bytes -> base64 string
-  Int,          // varint (int32/int64)
-  Bool,         // varint
-  Message,      // nested message (type in `msg`)
-  MapString,    // map<string,string>
-  MapBytes,     // map<string,bytes> -> base64 values
-  Time,         // meta.v1.Time -> RFC 3339 string
-  MicroTime,    // meta.v1.MicroTime -> RFC 3339 with microseconds
-  IntOrString,  // intstr.IntOrString -> number or string
-  Quantity,     // resource.Quantity -> string
-  RawJson,      // FieldsV1 / RawExtension raw bytes holding JSON
-};
-
-struct Field {
-  int number;
-  const char* json;
-  K kind;
-  bool repeated = false;
-  const char* msg = nullptr;
-  // Pointer fields in Go: a zero value on the wire was set on purpose and is kept.
-  bool keep_zero = false;
-};
-
-using Message = std::vector<Field>;
-
-// Field numbers from upstream's generated.proto (facts of the wire format).
-const std::map<std::string, Message>& messages() {
-  static const std::map<std::string, Message> m = {
-      {"ObjectMeta",
-       {{1, "name", K::String}, {2, "generateName", K::String}, {3, "namespace", K::String},
-        {4, "selfLink", K::String}, {5, "uid", K::String}, {6, "resourceVersion", K::String},
-        {7, "generation", K::Int}, {8, "creationTimestamp", K::Time}, {9, "deletionTimestamp", K::Time},
-        {10, "deletionGracePeriodSeconds", K::Int, false, nullptr, true}, {11, "labels", K::MapString},
-        {12, "annotations", K::MapString}, {13, "ownerReferences", K::Message, true, "OwnerReference"},
-        {14, "finalizers", K::String, true}, {17, "managedFields", K::Message, true, "ManagedFieldsEntry"}}},
-      {"OwnerReference",
-       {{1, "kind", K::String}, {3, "name", K::String}, {4, "uid", K::String}, {5, "apiVersion", K::String},
-        {6, "controller", K::Bool, false, nullptr, true}, {7, "blockOwnerDeletion", K::Bool, false, nullptr, true}}},
-      {"ManagedFieldsEntry",
-       {{1, "manager", K::String}, {2, "operation", K::String}, {3, "apiVersion", K::String}, {4, "time", K::Time},
-        {6, "fieldsType", K::String}, {7, "fieldsV1", K::RawJson}, {8, "subresource", K::String}}},
-      {"Namespace", {{1, "metadata", K::Message, false, "ObjectMeta"}, {2, "spec", K::Message, false, "NamespaceSpec"},
-                     {3, "status", K::Message, false, "NamespaceStatus"}}},
-      {"NamespaceSpec", {{1, "finalizers", K::String, true}}},
-      {"NamespaceStatus", {{1, "phase", K::String}, {2, "conditions", K::Message, true, "NamespaceCondition"}}},
-      {"NamespaceCondition",
-       {{1, "type", K::String}, {2, "status", K::String}, {4, "lastTransitionTime", K::Time}, {5, "reason", K::String},
-        {6, "message", K::String}}},
-      {"ConfigMap", {{1, "metadata", K::Message, false, "ObjectMeta"}, {2, "data", K::MapString},
-                     {3, "binaryData", K::MapBytes}, {4, "immutable", K::Bool, false, nullptr, true}}},
-      {"Secret", {{1, "metadata", K::Message, false, "ObjectMeta"}, {2, "data", K::MapBytes}, {3, "type", K::String},
-                  {4, "stringData", K::MapString}, {5, "immutable", K::Bool, false, nullptr, true}}},
-  };
-  return m;
-}
-
-// Top-level kinds we decode, by "apiVersion/kind".
-const std::map<std::string, std::string>& kinds() {
-  static const std::map<std::string, std::string> k = {
-      {"v1/Namespace", "Namespace"}, {"v1/ConfigMap", "ConfigMap"}, {"v1/Secret", "Secret"}};
-  return k;
-}
+using protobuf::Field;
+using protobuf::K;
+using protobuf::Message;
+using protobuf::messages;
 
 struct Reader {
   const uint8_t* p;
@@ -247,11 +187,28 @@ Status decodeValue(const Field& f, int wire, Reader& r, json::Value& out, json::
       out.CopyFrom(d, a);
       return okStatus();
     }
-    case K::Message: {
+    case K::Message:
+    case K::Inline: {
       auto it = messages().find(f.msg);
-      if (it == messages().end()) return bad(std::string("no decoder for ") + f.msg);
       out.SetObject();
+      if (it == messages().end()) return okStatus();  // a newer alpha message: skipped
       return decodeMessage(data, it->second, out, a, depth + 1);
+    }
+    case K::Duration: {
+      Reader q{reinterpret_cast<const uint8_t*>(data.data()), reinterpret_cast<const uint8_t*>(data.data() + data.size())};
+      int64_t ns = 0;
+      while (!q.done() && q.ok) {
+        uint64_t tag = q.varint();
+        if ((tag >> 3) == 1 && (tag & 7) == 0) ns = static_cast<int64_t>(q.varint());
+        else q.skip(static_cast<int>(tag & 7));
+      }
+      int64_t secs = ns / 1000000000;
+      std::string s;
+      if (secs >= 3600) s += std::to_string(secs / 3600) + "h";
+      if (secs >= 60) s += std::to_string((secs % 3600) / 60) + "m";
+      s += std::to_string(secs % 60) + "s";
+      out = json::str(s, a);
+      return q.ok ? okStatus() : Status(bad("malformed duration"));
     }
     default:
       return bad("unexpected field kind");
@@ -273,12 +230,24 @@ Status decodeMessage(std::string_view data, const Message& msg, json::Value& out
       if (!r.ok) return bad("malformed unknown field");
       continue;
     }
-    if (f->kind == K::MapString || f->kind == K::MapBytes) {
+    if (f->kind == K::MapString || f->kind == K::MapBytes || f->kind == K::MapQuantity) {
       if (wire != 2) return bad(std::string("field ") + f->json + " has the wrong wire type");
       std::string_view entry = r.bytes();
       if (!r.ok) return bad("truncated map entry");
       std::string k, v;
       if (auto st = decodeMapEntry(entry, f->kind == K::MapBytes, k, v); !st) return st;
+      if (f->kind == K::MapQuantity) {
+        // The value is a Quantity message {string = 1}.
+        Reader q{reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size())};
+        std::string text;
+        while (!q.done() && q.ok) {
+          uint64_t tag = q.varint();
+          if ((tag >> 3) == 1 && (tag & 7) == 2) text = q.bytes();
+          else q.skip(static_cast<int>(tag & 7));
+        }
+        if (!q.ok) return bad("malformed quantity");
+        v = text;
+      }
       json::Value& map = json::ensureObject(out, f->json, a);
       json::setString(map, k, v, a);
       continue;
@@ -301,6 +270,11 @@ Status decodeMessage(std::string_view data, const Message& msg, json::Value& out
       continue;
     }
     if (auto st = decodeValue(*f, wire, r, v, a, depth); !st) return st;
+    if (f->kind == K::Inline) {
+      // Embedded Go struct: its fields belong to this JSON object.
+      for (auto& m : v.GetObject()) json::set(out, json::view(m.name), json::Value(m.value, a), a);
+      continue;
+    }
     if (f->repeated) {
       json::Value* arr = json::find(out, f->json);
       if (!arr || !arr->IsArray()) {
@@ -354,8 +328,8 @@ Status decodeProtobufEnvelope(std::string_view body, json::Document& out) {
     if (!r.ok) return bad("malformed envelope");
   }
   if (!contentEncoding.empty()) return bad("content encoding " + contentEncoding + " is not supported");
-  auto it = kinds().find(apiVersion + "/" + kind);
-  if (it == kinds().end())
+  auto it = protobuf::topLevelKinds().find(apiVersion + "/" + kind);
+  if (it == protobuf::topLevelKinds().end())
     return ApiError::unsupportedMediaType("protobuf request bodies for " + apiVersion + "/" + kind +
                                           " are not supported; send application/json");
   out.SetObject();

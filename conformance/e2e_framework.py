@@ -93,9 +93,12 @@ MICRO_TIME_FIELDS = {
 def go_time(dt, micro):
     if dt.tzinfo is not None:
         dt = dt.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    # (strftime's %Y does not zero-pad years below 1000, e.g. time.Time{} is year 1)
+    text = "%04d-%02d-%02dT%02d:%02d:%02d" % (dt.year, dt.month, dt.day, dt.hour, dt.minute,
+                                              dt.second)
     if micro:
-        return dt.strftime("%Y-%m-%dT%H:%M:%S.") + "%06dZ" % dt.microsecond
-    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return text + ".%06dZ" % dt.microsecond
+    return text + "Z"
 
 
 def utc(*args):
@@ -126,8 +129,11 @@ class GoWireApiClient(client.ApiClient):
             out = {}
             for attr in obj.openapi_types:
                 value = getattr(obj, attr)
-                if value is not None:
-                    out[obj.attribute_map[attr]] = self.sanitize_for_serialization(value, attr)
+                if value is None:
+                    continue
+                if value == "" and isinstance(obj, client.V1ObjectMeta):
+                    continue  # every ObjectMeta string is `json:",omitempty"` in Go
+                out[obj.attribute_map[attr]] = self.sanitize_for_serialization(value, attr)
             return out
         return super().sanitize_for_serialization(obj)
 
@@ -234,8 +240,9 @@ def expect_no_error(fn, *args, explain="", **kwargs):
     try:
         return fn(*args, **kwargs)
     except ApiException as err:
-        fail("%s: unexpected error: %s", explain or getattr(fn, "__name__", "call"),
-             describe_error(err))
+        error = err
+    fail("%s: unexpected error: %s", explain or getattr(fn, "__name__", "call"),
+         describe_error(error))
 
 
 def retry_on_conflict(fn):
@@ -466,6 +473,7 @@ class Watcher:
         self._lock = threading.Lock()
         self._stopped = False
         self._opened = 0
+        self._last_open = -1e9
         self._resp = None
         self.error = None
         self._queue = queue.Queue(maxsize=100)
@@ -481,6 +489,14 @@ class Watcher:
                     # response; it does not re-open the watch.
                     raise _ServerClosed()
                 self._opened += 1
+                wait = self._last_open + 1.0 - time.monotonic()
+            if wait > 0:
+                # RetryWatcher's minRestartDelay (1s) between watch restarts
+                time.sleep(wait)
+            with self._lock:
+                self._last_open = time.monotonic()
+                if self._stopped:
+                    raise _Stopped()
             resp = func(*a, **kw)
             with self._lock:
                 self._resp = resp
@@ -543,7 +559,8 @@ class Watcher:
             return None
         if item is _CLOSED:
             self._queue.put(_CLOSED)  # stays closed
-            raise WatchClosed(describe_error(self.error) if self.error else "closed")
+            raise WatchClosed(describe_error(self.error) if self.error
+                              else "the server ended the watch response")
         return item
 
     def stop(self):

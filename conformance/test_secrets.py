@@ -63,11 +63,14 @@ def test_patch_secret(new_framework):
 
     # secret.Data["key"] is a []byte (JSON base64 decoded once by the Go client); the test
     # then decodes its content from base64.
+    decode_error = None
     try:
         secret_decoded_string = base64.b64decode(unb64((secret.data or {}).get("key")),
                                                  validate=True)
     except (ValueError, TypeError) as err:
-        fail("failed to decode secret from Base64: %s", err)
+        decode_error = err
+    if decode_error is not None:
+        fail("failed to decode secret from Base64: %s", decode_error)
 
     assert secret_decoded_string.decode(errors="replace") == "value1", \
         "found secret, but the data wasn't updated from the patch"

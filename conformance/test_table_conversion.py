@@ -21,11 +21,14 @@ def test_table_406_for_backend_without_metadata(new_framework):
     }
     # c.AuthorizationV1().RESTClient().Post().Resource("selfsubjectaccessreviews")
     #   .SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Body(sar)
+    err = None
     try:
         table = raw_call(f.api_client, "POST",
                          "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body=sar,
                          headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
-    except ApiException as err:
+    except ApiException as e:
+        err = e
+    if err is not None:
         if err.status != 406:
             fail("expected the error's Status().Code to equal 406, got %s: %s", err.status,
                  (err.body or "")[:400])

@@ -64,10 +64,13 @@ def wait_for_event(w, expect_type, expect_object, duration):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return {"type": expect_type, "object": expect_object}, False
+        closed = None
         try:
             actual = w.next(remaining)
         except WatchClosed as err:
-            fail("Watch closed unexpectedly (%s)", err)
+            closed = err
+        if closed is not None:
+            fail("Watch closed unexpectedly (%s)", closed)
         if actual is None:
             return {"type": expect_type, "object": expect_object}, False
         logf("Got : %s", event_summary(actual))
@@ -389,10 +392,13 @@ def produce_config_map_events(f, stop, min_wait_between_events, errors):
 
 
 def wait_for_next_config_map_event(w):
+    closed = None
     try:
         event = w.next(10)
     except WatchClosed as err:
-        fail("Watch closed unexpectedly (%s)", err)
+        closed = err
+    if closed is not None:
+        fail("Watch closed unexpectedly (%s)", closed)
     if event is None:
         fail("timed out waiting for watch event")
     if isinstance(event["object"], client.V1ConfigMap):

@@ -27,7 +27,10 @@ class PodStrategy final : public Strategy {
   }
 
   void applyDefaults(json::Value& obj, json::Allocator& a) const override {
-    if (json::Value* spec = json::find(obj, "spec")) defaultPodSpec(*spec, a);
+    if (json::Value* spec = json::find(obj, "spec")) {
+      defaultPodSpec(*spec, a);
+      admitPodSpec(*spec, a);
+    }
   }
 
   void validate(const json::Value& obj, FieldErrors& errs) const override {

@@ -113,17 +113,6 @@ void defaultPodSpec(json::Value& spec, json::Allocator& a) {
   setIfMissing(spec, "schedulerName", json::str("default-scheduler", a), a);
   setIfMissing(spec, "securityContext", json::Value(rapidjson::kObjectType), a);
   setIfMissing(spec, "enableServiceLinks", json::Value(true), a);
-  if (!json::find(spec, "priorityClassName")) {
-    setIfMissing(spec, "priority", json::Value(0), a);
-    setIfMissing(spec, "preemptionPolicy", json::str("PreemptLowerPriority", a), a);
-  }
-  // The ServiceAccount admission step names the default account when none is given.
-  std::string_view sa = json::getString(spec, "serviceAccountName");
-  if (sa.empty()) sa = json::getString(spec, "serviceAccount");
-  if (sa.empty()) sa = "default";
-  std::string sa_copy(sa);
-  setIfMissing(spec, "serviceAccountName", json::str(sa_copy, a), a);
-  setIfMissing(spec, "serviceAccount", json::str(sa_copy, a), a);
   for (const char* list : {"containers", "initContainers"}) {
     json::Value* cs = json::find(spec, list);
     if (cs && cs->IsArray())
@@ -145,6 +134,22 @@ void defaultPodSpec(json::Value& spec, json::Allocator& a) {
         setIfMissing(*s, "type", json::str("", a), a);
     }
   }
+}
+
+void admitPodSpec(json::Value& spec, json::Allocator& a) {
+  if (!spec.IsObject()) return;
+  // Priority admission: no priority class means priority 0.
+  if (!json::find(spec, "priorityClassName")) {
+    setIfMissing(spec, "priority", json::Value(0), a);
+    setIfMissing(spec, "preemptionPolicy", json::str("PreemptLowerPriority", a), a);
+  }
+  // ServiceAccount admission: the default account when none is named.
+  std::string_view sa = json::getString(spec, "serviceAccountName");
+  if (sa.empty()) sa = json::getString(spec, "serviceAccount");
+  if (sa.empty()) sa = "default";
+  std::string sa_copy(sa);
+  setIfMissing(spec, "serviceAccountName", json::str(sa_copy, a), a);
+  setIfMissing(spec, "serviceAccount", json::str(sa_copy, a), a);
 }
 
 void validatePodSpec(const json::Value& spec, const std::string& path, FieldErrors& errs) {

@@ -9,6 +9,8 @@
 namespace shepherd::apis::kinds {
 
 void defaultPodSpec(json::Value& spec, json::Allocator& a);
+// What admission adds to a Pod's (not a template's) spec: priority and service account.
+void admitPodSpec(json::Value& spec, json::Allocator& a);
 void validatePodSpec(const json::Value& spec, const std::string& path, FieldErrors& errs);
 void validateObjectLabels(const json::Value& meta, const std::string& path, FieldErrors& errs);
 

@@ -81,6 +81,8 @@ def summary_of(msg, limit=6):
         if s.startswith("$ "):  # a kubectl command line: drop the per-run flags
             s = re.sub(r" --kubeconfig \S+ --cache-dir \S+", "", s)
             s = re.sub(r"^\$ \S*/(kubectl\.\d+\.\d+)", r"$ \1", s)
+        if s in keep:
+            continue
         keep.append(s)
         if len(keep) >= limit:
             break
@@ -157,8 +159,8 @@ def render(cells, elapsed, source):
     if metric_names:
         out.append("## Measured latencies (seconds)\n")
         out.append("`wait_*`: from the end of the change (status patch / delete) to `kubectl "
-                   "wait` exiting; `watch_latency_after_*`: from the end of the change to the "
-                   "line appearing in `get -w`; `delete_wait_s`: the whole `kubectl delete` "
+                   "wait` exiting; `watch_latency_after_*`: from the start of the changing kubectl "
+                   "command to the line appearing in `get -w`; `delete_wait_s`: the whole `kubectl delete` "
                    "(default `--wait`).\n")
         out.append("| command | measurement | " + " | ".join(versions) + " |")
         out.append("|---|---|" + "---|" * len(versions))

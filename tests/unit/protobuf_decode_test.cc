@@ -57,3 +57,29 @@ TEST(ProtobufDecode, RejectsGarbageAndUnknownKinds) {
   std::string bad = field(1, std::string("\x0a\x05" "ab", 4));
   EXPECT_EQ(apis::decodeProtobufEnvelope(envelope("v1", "ConfigMap", bad), d).error().code, 400);
 }
+
+TEST(ProtobufDecode, DeploymentWithPodTemplateAndPointerZero) {
+  // Deployment{metadata{name}, spec{replicas=0 (pointer: kept), selector{matchLabels},
+  //   template{metadata{labels}, spec{containers[{name,image,ports[{containerPort}],
+  //   resources{limits{cpu: 100m}}, livenessProbe{handler{exec{command}}}}]}},
+  //   strategy{type, rollingUpdate{maxSurge: "25%"}}}}
+  std::string quantity = field(1, "100m");
+  std::string resources = field(1, field(1, "cpu") + field(2, quantity));
+  std::string probe = field(1, field(1, field(1, "true"))) + vfield(4, 5);
+  std::string container = field(1, "c") + field(2, "nginx:1") + field(6, vfield(3, 80)) + field(8, resources) +
+                          field(10, probe);
+  std::string podSpec = field(2, container);
+  std::string tmpl = field(1, field(11, entry("app", "w"))) + field(2, podSpec);
+  std::string intOrString = vfield(1, 1) + vfield(2, 0) + field(3, "25%");
+  std::string strategy = field(1, "RollingUpdate") + field(2, field(2, intOrString));
+  std::string spec = vfield(1, 0) + field(2, field(1, entry("app", "w"))) + field(3, tmpl) + field(4, strategy);
+  std::string dep = field(1, field(1, "web")) + field(2, spec);
+  json::Document d;
+  auto st = apis::decodeProtobufEnvelope(envelope("apps/v1", "Deployment", dep), d);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  EXPECT_EQ(json::serialize(d["spec"]),
+            R"({"replicas":0,"selector":{"matchLabels":{"app":"w"}},"template":{"metadata":{"labels":{"app":"w"}},)"
+            R"("spec":{"containers":[{"name":"c","image":"nginx:1","ports":[{"containerPort":80}],)"
+            R"("resources":{"limits":{"cpu":"100m"}},"livenessProbe":{"exec":{"command":["true"]},"periodSeconds":5}}]}},)"
+            R"("strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%"}}})");
+}
