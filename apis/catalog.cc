@@ -27,6 +27,7 @@ struct Spec {
 Catalog::Catalog() {
   using namespace kinds;
   const std::string core = "io.k8s.api.core.v1.";
+  std::vector<std::shared_ptr<Resource>> staged_ephemeral;
   std::vector<Spec> specs = {
       {"", "v1", "Namespace", "namespaces", "namespace", {"ns"}, false, false, {"finalize", "status"}, false, true, "/registry/namespaces/", core + "Namespace", namespaceStrategy()},
       {"", "v1", "Pod", "pods", "pod", {"po"}, true, true, {"status"}, true, true, "/registry/pods/", core + "Pod", podStrategy()},
@@ -44,6 +45,37 @@ Catalog::Catalog() {
       {"coordination.k8s.io", "v1", "Lease", "leases", "lease", {}, false, true, {}, false, false, "/registry/leases/", "io.k8s.api.coordination.v1.Lease", leaseStrategy()},
       {"events.k8s.io", "v1", "Event", "events", "event", {"ev"}, false, true, {}, false, false, "/registry/events/", "io.k8s.api.events.v1.Event", eventsV1EventStrategy()},
   };
+  // authorization.k8s.io/v1: reviews answered at once, never stored.
+  {
+    auto ssar = std::make_shared<Resource>();
+    ssar->group = "authorization.k8s.io";
+    ssar->version = "v1";
+    ssar->kind = "SelfSubjectAccessReview";
+    ssar->plural = "selfsubjectaccessreviews";
+    ssar->singular = "selfsubjectaccessreview";
+    ssar->namespaced = false;
+    ssar->verbs = {"create"};
+    ssar->schema_name = "io.k8s.api.authorization.v1.SelfSubjectAccessReview";
+    ssar->strategy = std::make_shared<Strategy>();
+    ssar->ephemeral_create = [](json::Document& body) -> Result<std::string> {
+      auto& a = body.GetAllocator();
+      if (!json::find(body, "spec")) {
+        return ApiError::invalid("authorization.k8s.io", "SelfSubjectAccessReview", "",
+                                 {{"FieldValueInvalid",
+                                   "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                                   "spec.resourceAttributes"}});
+      }
+      json::setString(body, "apiVersion", "authorization.k8s.io/v1", a);
+      json::setString(body, "kind", "SelfSubjectAccessReview", a);
+      json::Value status(rapidjson::kObjectType);
+      // No authorizer is configured yet (the security work adds RBAC): all is allowed.
+      status.AddMember("allowed", true, a);
+      status.AddMember("reason", "no authorizer is configured; every request is allowed", a);
+      json::set(body, "status", std::move(status), a);
+      return json::serialize(body);
+    };
+    staged_ephemeral.push_back(ssar);
+  }
   for (auto& s : specs) {
     auto r = std::make_shared<Resource>();
     r->group = s.group;
@@ -66,6 +98,10 @@ Catalog::Catalog() {
     for (auto& gv : group_versions_)
       if (gv.group == s.group && gv.version == s.version) seen = true;
     if (!seen) group_versions_.push_back({s.group, s.version});
+  }
+  for (auto& r : staged_ephemeral) {
+    resources_.push_back(r);
+    group_versions_.push_back({r->group, r->version});
   }
 }
 

@@ -6,6 +6,7 @@
 // attributes, table columns). Strategies are pure functions of their inputs: no I/O.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -111,6 +112,8 @@ struct Resource {
   std::string storage_prefix;             // /registry/pods/ (shared by aliased kinds)
   std::string schema_name;                // io.k8s.api.core.v1.Pod
   std::shared_ptr<const Strategy> strategy;
+  // Create-only resources with nothing stored (reviews): the body is answered by this.
+  std::function<Result<std::string>(json::Document& body)> ephemeral_create;
 
   std::string apiVersion() const { return group.empty() ? version : group + "/" + version; }
   std::string listKind() const { return kind + "List"; }

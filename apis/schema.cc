@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/yaml_json.h"
 
@@ -220,7 +221,13 @@ void SchemaRegistry::check(const json::Value& root_value, const SchemaNode* root
         }
         continue;
       case SchemaNode::Type::String:
-        if (!f.v->IsString()) mismatch();
+        if (!f.v->IsString()) {
+          mismatch();
+        } else if (s->format == "date-time" && !clock::isRfc3339(json::view(*f.v))) {
+          findings.push_back({SchemaFinding::Kind::TypeMismatch, f.path,
+                              "parsing time \"" + std::string(json::view(*f.v)) +
+                                  "\" as \"2006-01-02T15:04:05Z07:00\": cannot parse it as RFC 3339"});
+        }
         continue;
       case SchemaNode::Type::Boolean:
         if (!f.v->IsBool()) mismatch();

@@ -71,6 +71,27 @@ std::optional<TimePoint> parseRfc3339(std::string_view s) {
   return std::nullopt;
 }
 
+bool isRfc3339(std::string_view s) {
+  auto digits = [&](size_t at, size_t n) {
+    if (at + n > s.size()) return false;
+    for (size_t i = at; i < at + n; ++i)
+      if (s[i] < '0' || s[i] > '9') return false;
+    return true;
+  };
+  if (!digits(0, 4) || s.size() < 20 || s[4] != '-' || !digits(5, 2) || s[7] != '-' || !digits(8, 2) ||
+      (s[10] != 'T' && s[10] != 't') || !digits(11, 2) || s[13] != ':' || !digits(14, 2) || s[16] != ':' ||
+      !digits(17, 2))
+    return false;
+  size_t i = 19;
+  if (s[i] == '.') {
+    size_t start = ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i == start) return false;
+  }
+  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) return i + 1 == s.size();
+  return i + 6 == s.size() && (s[i] == '+' || s[i] == '-') && digits(i + 1, 2) && s[i + 3] == ':' && digits(i + 4, 2);
+}
+
 std::string humanDuration(std::chrono::seconds d) {
   // Mirrors k8s.io/apimachinery/pkg/util/duration.HumanDuration.
   long long s = d.count();

@@ -15,6 +15,8 @@ inline TimePoint now() { return std::chrono::system_clock::now(); }
 std::string rfc3339(TimePoint t);       // 2026-11-29T21:19:39Z
 std::string rfc3339Micro(TimePoint t);  // 2026-11-29T21:19:39.123456Z
 std::optional<TimePoint> parseRfc3339(std::string_view s);
+// Strict RFC 3339 shape check (4-digit year, 2-digit fields, optional fraction, zone).
+bool isRfc3339(std::string_view s);
 // Human age as kubectl prints it: 5s, 3m12s, 4h, 2d3h, 12d, 3y45d.
 std::string humanDuration(std::chrono::seconds d);
 

@@ -158,8 +158,14 @@ def new_framework(api_client):
         return f
 
     yield make
+    failures = []
     for f in made:
-        f.after_each()
+        try:
+            f.after_each()
+        except BaseException as err:  # pytest.fail's exception is not an Exception
+            failures.append(str(err))
+    if failures:
+        pytest.fail("; ".join(failures), pytrace=False)
 
 
 class _TestTimeout(BaseException):

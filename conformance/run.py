@@ -130,7 +130,7 @@ def render(rows, exit_code):
     out.append("| codename | result | seconds |")
     out.append("|---|---|---|")
     for r in rows:
-        out.append("| %s | %s | %.1f |" % (r["codename"].replace("|", "\\|"), r["outcome"],
+        out.append("| %s | %s | %.2f |" % (r["codename"].replace("|", "\\|"), r["outcome"],
                                            r["seconds"]))
     failures = [r for r in rows if r["outcome"] != "pass"]
     if failures:

@@ -1,6 +1,7 @@
 """Port of test/e2e/apimachinery/table_conversion.go (kubernetes/kubernetes), the
 [Conformance] test "should return a 406 for a backend which does not implement metadata"."""
 
+from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from e2e_framework import conformance, fail, raw_call
@@ -11,14 +12,10 @@ from e2e_framework import conformance, fail, raw_call
 def test_table_406_for_backend_without_metadata(new_framework):
     f = new_framework("tables")
 
-    sar = {
-        "spec": {
-            "nonResourceAttributes": {
-                "path": "/",
-                "verb": "get",
-            },
-        },
-    }
+    sar = client.V1SelfSubjectAccessReview(
+        api_version="authorization.k8s.io/v1", kind="SelfSubjectAccessReview",
+        spec=client.V1SelfSubjectAccessReviewSpec(
+            non_resource_attributes=client.V1NonResourceAttributes(path="/", verb="get")))
     # c.AuthorizationV1().RESTClient().Post().Resource("selfsubjectaccessreviews")
     #   .SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Body(sar)
     err = None

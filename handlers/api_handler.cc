@@ -150,7 +150,7 @@ void ApiHandler::handleResourcePath(http::Request& req, const std::shared_ptr<ht
   if (s.resource->namespaced && i == 0 && !s.name.empty())
     return resp->send(notFound());  // a namespaced object needs /namespaces/{ns}/
   s.store = registry_.store(s.resource->group, s.resource->version, s.resource->plural);
-  if (!s.store) return resp->send(notFound());
+  if (!s.store && !s.resource->ephemeral_create) return resp->send(notFound());
   rest_.handle(req, resp, s);
 }
 

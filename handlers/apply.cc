@@ -14,9 +14,6 @@ void RestHandler::apply(http::Request& req, const std::shared_ptr<http::Responde
   if (manager.empty())
     return resp->send(errorResponse(ApiError::invalid(
         "meta.k8s.io", "PatchOptions", "", {{"FieldValueRequired", "Required value: is required for apply patch", "fieldManager"}})));
-  std::string_view force = req.queryValue("force");
-  if (!force.empty() && force != "true" && force != "false")
-    return resp->send(errorResponse(ApiError::badRequest("force must be true or false")));
   json::Document config;
   if (auto st = decodeBody(req, config); !st) return resp->send(errorResponse(st.error()));
   if (!config.IsObject()) return resp->send(errorResponse(ApiError::badRequest("the applied configuration must be an object")));
@@ -42,7 +39,7 @@ void RestHandler::apply(http::Request& req, const std::shared_ptr<http::Responde
   registry::WriteOptions o;
   o.dry_run = req.queryValue("dryRun") == "All";
   o.field_manager = manager;
-  o.force = force == "true";
+  o.force = req.queryBool("force");
   auto out = s.store->apply(s.ns, s.name, config, o);
   if (!out) return resp->send(errorResponse(out.error()));
   auto fmt = negotiateOutput(req, false);

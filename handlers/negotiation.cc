@@ -63,7 +63,7 @@ std::string mediaType(std::string_view ct) {
 
 Result<OutputFormat> negotiateOutput(const http::Request& req, bool table_ok) {
   OutputFormat f;
-  f.pretty = req.queryValue("pretty") == "true";
+  f.pretty = req.queryBool("pretty");
   std::string_view accept = req.header("accept");
   if (accept.empty()) return f;
   auto ranges = parseAccept(accept);

@@ -212,6 +212,14 @@ class Builder {
   // Adds the paths of one resource to `paths`.
   void addResource(json::Value& paths, const apis::Resource& r, const std::string& listDef) {
     std::string base = r.group.empty() ? "/api/" + r.version : "/apis/" + r.group + "/" + r.version;
+    if (r.ephemeral_create) {  // create-only reviews
+      json::Value p(rapidjson::kObjectType);
+      std::vector<Param> cp = {kPretty, kDryRun, kFieldManager, kFieldValidation};
+      p.AddMember("post", operation("create" + camel(r.group) + cap(r.version) + r.kind, "create a " + r.kind, "post", r,
+                                    r.schema_name, r.schema_name, cp, {"application/json", "application/yaml"}, 201), a_);
+      paths.AddMember(json::str(base + "/" + r.plural, a_), p, a_);
+      return;
+    }
     std::string coll = r.namespaced ? base + "/namespaces/{namespace}/" + r.plural : base + "/" + r.plural;
     std::string item = coll + "/{name}";
     std::string kindId = r.kind;
@@ -349,7 +357,7 @@ OpenApiDocuments::OpenApiDocuments(const apis::Catalog& catalog, const apis::Sch
     for (const auto& r : catalog.resources()) {
       b.addResource(paths, *r, listDefinition(*r));
       roots.push_back(r->schema_name);
-      roots.push_back(listDefinition(*r));
+      if (!r->ephemeral_create) roots.push_back(listDefinition(*r));
     }
     d.AddMember("paths", paths, a);
     json::Value defs(rapidjson::kObjectType);
@@ -373,7 +381,7 @@ OpenApiDocuments::OpenApiDocuments(const apis::Catalog& catalog, const apis::Sch
     for (const auto& r : catalog.resourcesOf(gv.group, gv.version)) {
       b.addResource(paths, *r, listDefinition(*r));
       roots.push_back(r->schema_name);
-      roots.push_back(listDefinition(*r));
+      if (!r->ephemeral_create) roots.push_back(listDefinition(*r));
     }
     d.AddMember("paths", paths, a);
     json::Value components(rapidjson::kObjectType);

@@ -165,15 +165,18 @@ void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Respond
   bool item = !s.name.empty();
   if (!s.subresource.empty()) {
     if (!s.resource->hasSubresource(s.subresource))
-      return resp->send(errorResponse(ApiError::notFound("", "", "the server could not find the requested resource")));
+      return resp->send(errorResponse(ApiError::make(404, "NotFound", "the server could not find the requested resource")));
     if (s.subresource == "finalize" && m != "PUT")
       return resp->send(errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural + "/finalize", m)));
+  }
+  if (s.resource->ephemeral_create) {
+    if (m != "POST" || item) return resp->send(errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural, m)));
+    return createEphemeral(req, resp, s);
   }
   if (s.subresource == "scale") return scale(req, resp, s);
   if (m == "GET" || m == "HEAD") {
     if (item) return get(req, resp, s);
-    std::string_view w = req.queryValue("watch");
-    if (w == "true" || w == "1") return watch(req, resp, s);
+    if (req.queryBool("watch")) return watch(req, resp, s);
     return list(req, resp, s);
   }
   if (m == "POST" && !item) return create(req, resp, s);
@@ -232,12 +235,12 @@ void RestHandler::watch(http::Request& req, const std::shared_ptr<http::Responde
   o.label_selector = req.queryValue("labelSelector");
   o.field_selector = req.queryValue("fieldSelector");
   o.resource_version = req.queryValue("resourceVersion");
-  o.send_initial_events = req.queryValue("sendInitialEvents") == "true";
+  o.send_initial_events = req.queryBool("sendInitialEvents");
   WatchStreamOptions wo;
   wo.table = fmt->kind == OutputFormat::Kind::Table;
   wo.table_options.version = fmt->table_version;
   wo.table_options.include = includeObject(req);
-  wo.bookmarks = req.queryValue("allowWatchBookmarks") == "true";
+  wo.bookmarks = req.queryBool("allowWatchBookmarks");
   std::string_view ts = req.queryValue("timeoutSeconds");
   long timeout = 0;
   if (!ts.empty()) {
@@ -288,6 +291,24 @@ void RestHandler::create(http::Request& req, const std::shared_ptr<http::Respond
   auto obj = s.store->create(s.ns, doc, params->opts);
   if (!obj) return resp->send(errorResponse(obj.error()));
   sendObject(resp, req, s, 201, obj.value(), warnings);
+}
+
+void RestHandler::createEphemeral(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                                  const RequestScope& s) {
+  // Reviews have no metadata to print: a Table is not acceptable (upstream: 406).
+  auto fmt = negotiateOutput(req, false);
+  if (!fmt) return resp->send(errorResponse(fmt.error()));
+  auto params = writeParams(req);
+  if (!params) return resp->send(errorResponse(params.error()));
+  json::Document doc;
+  if (auto st = decodeBody(req, doc); !st) return resp->send(errorResponse(st.error()));
+  if (!doc.IsObject()) return resp->send(errorResponse(ApiError::badRequest("the request body must be a JSON object")));
+  std::vector<std::string> warnings;
+  if (auto st = checkAgainstSchema(doc, *s.resource, params->validation, warnings); !st)
+    return resp->send(errorResponse(st.error()));
+  auto out = s.resource->ephemeral_create(doc);
+  if (!out) return resp->send(errorResponse(out.error()));
+  resp->send(objectResponse(201, out.value(), *fmt, warnings));
 }
 
 void RestHandler::update(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {

@@ -31,6 +31,7 @@ class RestHandler {
   void list(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   void watch(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   void create(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  void createEphemeral(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   void update(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   void patch(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   void remove(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);

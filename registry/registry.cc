@@ -11,6 +11,7 @@ Result<std::unique_ptr<Registry>> Registry::start(storage::Storage& storage, con
   if (!alloc) return alloc.error();
   reg->allocator_ = std::move(alloc.value());
   for (const auto& res : apis::Catalog::instance().resources()) {
+    if (res->ephemeral_create) continue;  // nothing stored
     auto cache = std::make_unique<storage::WatchCache>(
         storage, res->storage_prefix,
         [res](const std::string& key, const std::string& value, int64_t rev, int64_t crev) {

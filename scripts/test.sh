@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, step two: the whole test suite, exactly as CI runs it.
-#   1. set-up (Debian packages), release build, unit tests (ctest), end-to-end suites
-#      with real kubectl and python clients;
+#   1. set-up (Debian packages), release build, unit tests (ctest), the watch stress
+#      test, end-to-end suites, the ported conformance tests (conformance/RESULTS.md) and
+#      the kubectl 1.27-1.33 matrix (tests/kubectl_matrix/MATRIX.md);
 #   2. the same against the AddressSanitizer/UBSan build.
 # Set SHEPHERD_SKIP_ASAN=1 to run only the first pass (for quick local iterations).
 set -euo pipefail
@@ -14,11 +15,17 @@ step "setup"
 
 run_suites() {
   local builddir=$1
+  export SHEPHERD_APISERVER="$PWD/$builddir/cmd/shepherd-apiserver"
   step "unit tests ($builddir)"
-  ctest --test-dir "$builddir" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)"
+  ctest --test-dir "$builddir" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" -E watch_stress
+  step "watch stress: 200 reconnecting watchers, 500 writes/s, 2 minutes ($builddir)"
+  ctest --test-dir "$builddir" --output-on-failure -R watch_stress
   step "end-to-end tests ($builddir)"
-  SHEPHERD_APISERVER="$PWD/$builddir/cmd/shepherd-apiserver" \
-    /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e
+  /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e
+  step "conformance (Tier A) ($builddir)"
+  /usr/bin/python3 conformance/run.py
+  step "kubectl 1.27-1.33 matrix ($builddir)"
+  /usr/bin/python3 tests/kubectl_matrix/report.py
 }
 
 step "build"

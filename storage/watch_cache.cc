@@ -83,6 +83,9 @@ ObjectPtr WatchCache::restamp(const ObjectPtr& obj, int64_t revision) const {
 }
 
 void WatchCache::onBatch(const std::vector<storage::Event>& events, int64_t revision) {
+  // Sinks dropped here are destroyed after the lock is released: a sink's destructor
+  // may unregister itself, which takes this lock.
+  std::vector<std::shared_ptr<WatchSink>> dropped;
   std::unique_lock lk(mu_);
   for (const storage::Event& se : events) {
     Event e;
@@ -114,6 +117,7 @@ void WatchCache::onBatch(const std::vector<storage::Event>& events, int64_t revi
       if (deliverTo(watchers_[i], e)) {
         ++i;
       } else {
+        dropped.push_back(std::move(watchers_[i].sink));
         watchers_.erase(watchers_.begin() + static_cast<long>(i));
       }
     }
@@ -229,6 +233,7 @@ CacheError WatchCache::list(const CacheListRequest& req, CacheListResponse& out)
 
 CacheError WatchCache::watch(const CacheWatchRequest& req, std::shared_ptr<WatchSink> sink,
                              std::unique_ptr<CacheWatch>& handle) {
+  std::shared_ptr<WatchSink> keep = sink;  // outlives the lock (see onBatch)
   std::unique_lock lk(mu_);
   Watcher w{next_watcher_id_++, req.prefix, req.predicate, std::move(sink)};
   bool alive = true;
@@ -251,11 +256,13 @@ CacheError WatchCache::watch(const CacheWatchRequest& req, std::shared_ptr<Watch
 }
 
 void WatchCache::sendBookmarks() {
+  std::vector<std::shared_ptr<WatchSink>> dropped;  // destroyed after the lock (see onBatch)
   std::unique_lock lk(mu_);
   for (size_t i = 0; i < watchers_.size();) {
     if (watchers_[i].sink->bookmark(revision_)) {
       ++i;
     } else {
+      dropped.push_back(std::move(watchers_[i].sink));
       watchers_.erase(watchers_.begin() + static_cast<long>(i));
     }
   }

@@ -52,7 +52,8 @@ enum class WatchEventType { Added, Modified, Deleted, Bookmark, Error };
 const char* watchEventTypeName(WatchEventType t);
 
 // Receives a watch's events. Called with the cache's lock held, in revision order; must
-// not block. Returning false ends the watch (the sink is then released).
+// not block. Returning false ends the watch (the sink is then released, never while the
+// cache's lock is held, so a sink's destructor may stop its own CacheWatch).
 class WatchSink {
  public:
   virtual ~WatchSink() = default;

@@ -58,7 +58,10 @@ class CoreEventStrategy : public Strategy {
       out.emplace_back(std::string("involvedObject.") + f, json::getStringPath(obj, {"involvedObject", f}));
     out.emplace_back("reason", json::getString(obj, "reason"));
     out.emplace_back("reportingComponent", json::getString(obj, "reportingComponent"));
-    out.emplace_back("source", json::getStringPath(obj, {"source", "component"}));
+    // Upstream falls back to reportingComponent when source.component is empty.
+    std::string_view source = json::getStringPath(obj, {"source", "component"});
+    if (source.empty()) source = json::getString(obj, "reportingComponent");
+    out.emplace_back("source", source);
     out.emplace_back("type", json::getString(obj, "type"));
   }
 

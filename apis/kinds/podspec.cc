@@ -112,7 +112,6 @@ void defaultPodSpec(json::Value& spec, json::Allocator& a) {
   setIfMissing(spec, "terminationGracePeriodSeconds", json::Value(30), a);
   setIfMissing(spec, "schedulerName", json::str("default-scheduler", a), a);
   setIfMissing(spec, "securityContext", json::Value(rapidjson::kObjectType), a);
-  setIfMissing(spec, "enableServiceLinks", json::Value(true), a);
   for (const char* list : {"containers", "initContainers"}) {
     json::Value* cs = json::find(spec, list);
     if (cs && cs->IsArray())
@@ -138,6 +137,8 @@ void defaultPodSpec(json::Value& spec, json::Allocator& a) {
 
 void admitPodSpec(json::Value& spec, json::Allocator& a) {
   if (!spec.IsObject()) return;
+  // A Pod default only (SetDefaults_Pod), not a template's.
+  setIfMissing(spec, "enableServiceLinks", json::Value(true), a);
   // Priority admission: no priority class means priority 0.
   if (!json::find(spec, "priorityClassName")) {
     setIfMissing(spec, "priority", json::Value(0), a);

@@ -1,5 +1,7 @@
 #include "handlers/http/message.h"
 
+#include <cctype>
+
 namespace shepherd::http {
 
 std::string_view Request::header(std::string_view lower_name) const {
@@ -18,6 +20,14 @@ std::string_view Request::queryValue(std::string_view key) const {
   for (const auto& [k, v] : query)
     if (k == key) return v;
   return {};
+}
+
+bool Request::queryBool(std::string_view key) const {
+  std::string_view v = queryValue(key);
+  if (v.empty() || v == "0") return false;
+  std::string lower(v);
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower != "false";
 }
 
 void Response::setHeader(std::string name, std::string value) {

@@ -25,6 +25,9 @@ struct Request {
   std::string_view header(std::string_view lower_name) const;
   bool hasQuery(std::string_view key) const;
   std::string_view queryValue(std::string_view key) const;  // "" if absent
+  // A boolean query parameter as upstream reads one: absent, "", "0" and "false" (any
+  // case) are false; anything else is true.
+  bool queryBool(std::string_view key) const;
 };
 
 struct Response {

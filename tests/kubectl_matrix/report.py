@@ -42,10 +42,10 @@ def run_suite(junit_path, extra):
 
 
 def parse(junit_path):
-    """{(version, command): (state, message, {property: value})}, elapsed seconds"""
+    """{(version, command): (state, message, {property: value})}, elapsed seconds, notes"""
     root = ET.parse(junit_path).getroot()
     suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-    cells, elapsed = {}, 0.0
+    cells, elapsed, notes = {}, 0.0, []
     for suite in suites:
         elapsed += float(suite.get("time", 0) or 0)
         for case in suite.iter("testcase"):
@@ -59,11 +59,14 @@ def parse(junit_path):
                     state = name
                     msg = (el.get("message") or "") + "\n" + (el.text or "")
                     break
-            if state == "pass" and cells.get((m.group(1), m.group(2)), ("",))[0] == "error":
-                continue  # an error in teardown is reported as a second testcase entry
+            if state == "error" and msg.startswith("failed on teardown"):
+                # the session teardown (server stop) is attributed to the last test by
+                # pytest, as a second entry: not a property of that cell
+                notes.append(msg)
+                continue
             props = {p.get("name"): p.get("value") for p in case.iter("property")}
             cells[(m.group(1), m.group(2))] = (state, msg, props)
-    return cells, elapsed
+    return cells, elapsed, notes
 
 
 def summary_of(msg, limit=6):
@@ -118,7 +121,7 @@ def git_head():
         return "unknown"
 
 
-def render(cells, elapsed, source):
+def render(cells, elapsed, source, notes=()):
     versions = [v for v in (tm.ALL_VERSIONS if tm else [])
                 if any(c[0] == v for c in cells)]
     versions += sorted({v for v, _ in cells} - set(versions), key=lambda v: tuple(map(int, v.split("."))))
@@ -172,6 +175,13 @@ def render(cells, elapsed, source):
                 out.append("| `%s` | %s | " % (c, n) + " | ".join(vals) + " |")
         out.append("")
 
+    if notes:
+        out.append("## Teardown problems\n")
+        for msg in notes:
+            out.append("```")
+            out.extend(summary_of(msg, limit=20))
+            out.append("```\n")
+
     bad = [(c, v) for c in commands for v in versions
            if cells.get((v, c), ("pass",))[0] in ("FAIL", "error")]
     if bad:
@@ -194,7 +204,7 @@ def main():
     args = ap.parse_args()
 
     if args.junit:
-        cells, elapsed = parse(args.junit)
+        cells, elapsed, notes = parse(args.junit)
         source = "from %s" % os.path.basename(args.junit)
     else:
         tmpdir = tempfile.mkdtemp(prefix="kubectl-matrix-report-")
@@ -203,7 +213,7 @@ def main():
         if not os.path.exists(junit):
             print("pytest wrote no junit xml (exit code %s)" % rc, file=sys.stderr)
             return 2
-        cells, elapsed = parse(junit)
+        cells, elapsed, notes = parse(junit)
         elapsed = wall
         os.unlink(junit)
         os.rmdir(tmpdir)
@@ -211,12 +221,13 @@ def main():
     if not cells:
         print("no test_cell results found", file=sys.stderr)
         return 2
-    text = render(cells, elapsed, source)
+    text = render(cells, elapsed, source, notes)
     with open(args.output, "w") as f:
         f.write(text)
     print(text)
     print("wrote %s" % args.output)
-    return 0 if all(s in ("pass", "skip") for s, _, _ in cells.values()) else 1
+    ok = all(s in ("pass", "skip") for s, _, _ in cells.values()) and not notes
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

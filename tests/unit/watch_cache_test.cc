@@ -230,3 +230,24 @@ TEST(WatchCache, ASinkThatFailsIsDropped) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(f.store->create("/r/k" + std::to_string(i), "x|1").ok());
   EXPECT_EQ(sink->calls, 2);
 }
+
+// A sink that owns its own registration (as the HTTP watch stream does) is destroyed
+// when the cache drops it; that must not deadlock on the cache's lock.
+TEST(WatchCache, DroppedSinkMayStopItsOwnWatch) {
+  Fixture f;
+  f.start();
+  struct SelfOwning : WatchSink {
+    std::unique_ptr<CacheWatch> handle;
+    bool deliver(WatchEventType, const ObjectPtr&) override { return false; }
+    bool bookmark(int64_t) override { return false; }
+  };
+  auto sink = std::make_shared<SelfOwning>();
+  CacheWatchRequest w;
+  w.prefix = "/r/";
+  w.after_revision = f.cache->revision();
+  ASSERT_EQ(f.cache->watch(w, sink, sink->handle), CacheError::None);
+  std::weak_ptr<SelfOwning> weak = sink;
+  sink.reset();  // the cache now holds the only reference
+  ASSERT_TRUE(f.store->create("/r/a", "x|1").ok());
+  EXPECT_TRUE(weak.expired());
+}
