@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # build
-  build-essential cmake g++ pkg-config clang clang-format
+  build-essential cmake g++ pkg-config clang clang-format libclang-rt-14-dev
   # libraries (see docs/adr for why each one)
   libboost1.81-dev rapidjson-dev libyaml-cpp-dev libsqlite3-dev libssl-dev
   libcurl4-openssl-dev libgtest-dev libgmock-dev

@@ -41,6 +41,12 @@ class ReplicaSetStrategy final : public Strategy {
     if (a && b && *a != *b)
       errs.invalid("spec.selector", "v1.LabelSelector{" + formatLabelSelector(a) + "}", "field is immutable");
   }
+  std::vector<std::string> selectableFieldNames() const override { return {"status.replicas"}; }
+  void selectableFields(const json::Value& obj, storage::StringPairs& out) const override {
+    const json::Value* st = json::find(obj, "status");
+    out.emplace_back("status.replicas", std::to_string(st ? json::getInt(*st, "replicas").value_or(0) : 0));
+  }
+
   std::vector<TableColumn> tableColumns() const override {
     return {{"Name", "string", "name", "Name must be unique within a namespace.", 0},
             {"Desired", "integer", "", "Number of desired pods.", 0},

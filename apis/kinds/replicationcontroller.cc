@@ -43,6 +43,12 @@ class ReplicationControllerStrategy final : public Strategy {
     if (const json::Value* ps = json::find(*tmpl, "spec")) validatePodSpec(*ps, "spec.template.spec", errs);
     else errs.required("spec.template.spec.containers");
   }
+  std::vector<std::string> selectableFieldNames() const override { return {"status.replicas"}; }
+  void selectableFields(const json::Value& obj, storage::StringPairs& out) const override {
+    const json::Value* st = json::find(obj, "status");
+    out.emplace_back("status.replicas", std::to_string(st ? json::getInt(*st, "replicas").value_or(0) : 0));
+  }
+
   std::vector<TableColumn> tableColumns() const override {
     return {{"Name", "string", "name", "Name must be unique within a namespace.", 0},
             {"Desired", "integer", "", "Number of desired pods.", 0},
