@@ -28,9 +28,10 @@ Catalog::Catalog() {
   using namespace kinds;
   const std::string core = "io.k8s.api.core.v1.";
   std::vector<std::shared_ptr<Resource>> staged_ephemeral;
+  std::vector<std::shared_ptr<Resource>> staged_core;  // create-only core/v1 resources
   std::vector<Spec> specs = {
       {"", "v1", "Namespace", "namespaces", "namespace", {"ns"}, false, false, {"finalize", "status"}, false, true, "/registry/namespaces/", core + "Namespace", namespaceStrategy()},
-      {"", "v1", "Pod", "pods", "pod", {"po"}, true, true, {"status"}, true, true, "/registry/pods/", core + "Pod", podStrategy()},
+      {"", "v1", "Pod", "pods", "pod", {"po"}, true, true, {"binding", "status"}, true, true, "/registry/pods/", core + "Pod", podStrategy()},
       {"", "v1", "Node", "nodes", "node", {"no"}, false, false, {"status"}, false, false, "/registry/minions/", core + "Node", nodeStrategy()},
       {"", "v1", "Event", "events", "event", {"ev"}, false, true, {}, false, false, "/registry/events/", core + "Event", coreEventStrategy()},
       {"", "v1", "ConfigMap", "configmaps", "configmap", {"cm"}, false, true, {}, false, false, "/registry/configmaps/", core + "ConfigMap", configMapStrategy()},
@@ -76,6 +77,23 @@ Catalog::Catalog() {
     };
     staged_ephemeral.push_back(ssar);
   }
+  // core/v1 bindings: the legacy way to bind a pod (POST .../namespaces/{ns}/bindings);
+  // the REST layer routes it to pods/binding.
+  {
+    auto b = std::make_shared<Resource>();
+    b->version = "v1";
+    b->kind = "Binding";
+    b->plural = "bindings";
+    b->singular = "binding";
+    b->namespaced = true;
+    b->verbs = {"create"};
+    b->schema_name = "io.k8s.api.core.v1.Binding";
+    b->strategy = std::make_shared<Strategy>();
+    b->ephemeral_create = [](json::Document&) -> Result<std::string> {
+      return ApiError::internal("bindings are handled by pods/binding");
+    };
+    staged_core.push_back(b);
+  }
   for (auto& s : specs) {
     auto r = std::make_shared<Resource>();
     r->group = s.group;
@@ -98,6 +116,12 @@ Catalog::Catalog() {
     for (auto& gv : group_versions_)
       if (gv.group == s.group && gv.version == s.version) seen = true;
     if (!seen) group_versions_.push_back({s.group, s.version});
+  }
+  // core/v1 create-only resources go right after the other core ones.
+  for (auto& r : staged_core) {
+    auto pos = resources_.begin();
+    while (pos != resources_.end() && (*pos)->group.empty()) ++pos;
+    resources_.insert(pos, r);
   }
   for (auto& r : staged_ephemeral) {
     resources_.push_back(r);

@@ -39,7 +39,7 @@ ApiHandler::ApiHandler(registry::Registry& registry, ApiHandlerOptions opts)
     : registry_(registry),
       opts_(std::move(opts)),
       openapi_(apis::Catalog::instance(), apis::SchemaRegistry::instance(), opts_.version.git_version),
-      rest_(watches_) {
+      rest_(watches_, registry) {
   api_versions_ = apiVersionsJson(opts_.server_address);
   group_list_ = apiGroupListJson(apis::Catalog::instance());
 }

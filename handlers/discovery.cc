@@ -128,6 +128,8 @@ std::string apiResourceListJson(const apis::Catalog& c, const std::string& group
         s.AddMember("group", "autoscaling", a);
         s.AddMember("version", "v1", a);
         s.AddMember("kind", "Scale", a);
+      } else if (sub == "binding") {
+        s.AddMember("kind", "Binding", a);
       } else {
         s.AddMember("kind", json::str(r->kind, a), a);
       }
@@ -186,6 +188,12 @@ std::string aggregatedDiscoveryJson(const apis::Catalog& c, bool core, const std
               sk.AddMember("version", "v1", a);
               sk.AddMember("kind", "Scale", a);
               s.AddMember("responseKind", sk, a);
+            } else if (sub == "binding") {
+              json::Value bk(rapidjson::kObjectType);
+              bk.AddMember("group", "", a);
+              bk.AddMember("version", "v1", a);
+              bk.AddMember("kind", "Binding", a);
+              s.AddMember("responseKind", bk, a);
             } else {
               s.AddMember("responseKind", json::Value(kind, a), a);
             }

@@ -214,10 +214,15 @@ class Builder {
     std::string base = r.group.empty() ? "/api/" + r.version : "/apis/" + r.group + "/" + r.version;
     if (r.ephemeral_create) {  // create-only reviews
       json::Value p(rapidjson::kObjectType);
-      std::vector<Param> cp = {kPretty, kDryRun, kFieldManager, kFieldValidation};
-      p.AddMember("post", operation("create" + camel(r.group) + cap(r.version) + r.kind, "create a " + r.kind, "post", r,
-                                    r.schema_name, r.schema_name, cp, {"application/json", "application/yaml"}, 201), a_);
-      paths.AddMember(json::str(base + "/" + r.plural, a_), p, a_);
+      std::vector<Param> cp;
+      if (r.namespaced) cp.push_back(kNamespaceParam);
+      for (const auto& x : {kPretty, kDryRun, kFieldManager, kFieldValidation}) cp.push_back(x);
+      std::string gv = r.group.empty() ? "Core" + cap(r.version) : camel(r.group) + cap(r.version);
+      p.AddMember("post", operation("create" + gv + (r.namespaced ? "Namespaced" : "") + r.kind, "create a " + r.kind,
+                                    "post", r, r.schema_name, r.schema_name, cp, {"application/json", "application/yaml"},
+                                    201), a_);
+      std::string path = r.namespaced ? base + "/namespaces/{namespace}/" + r.plural : base + "/" + r.plural;
+      paths.AddMember(json::str(path, a_), p, a_);
       return;
     }
     std::string coll = r.namespaced ? base + "/namespaces/{namespace}/" + r.plural : base + "/" + r.plural;

@@ -169,6 +169,10 @@ void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Respond
     if (s.subresource == "finalize" && m != "PUT")
       return resp->send(errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural + "/finalize", m)));
   }
+  if ((s.resource->plural == "bindings" && s.resource->group.empty()) || s.subresource == "binding") {
+    if (m != "POST") return resp->send(errorResponse(ApiError::methodNotSupported("", "pods/binding", m)));
+    return bind(req, resp, s);
+  }
   if (s.resource->ephemeral_create) {
     if (m != "POST" || item) return resp->send(errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural, m)));
     return createEphemeral(req, resp, s);

@@ -8,6 +8,7 @@
 #include "apis/resource.h"
 #include "handlers/http/message.h"
 #include "handlers/watch_registry.h"
+#include "registry/registry.h"
 #include "registry/store.h"
 
 namespace shepherd::handlers {
@@ -23,7 +24,7 @@ struct RequestScope {
 // Thread-safety: stateless apart from the shared watch registry; called concurrently.
 class RestHandler {
  public:
-  explicit RestHandler(WatchRegistry& watches) : watches_(watches) {}
+  RestHandler(WatchRegistry& watches, registry::Registry& registry) : watches_(watches), registry_(registry) {}
   void handle(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& scope);
 
  private:
@@ -41,7 +42,11 @@ class RestHandler {
   // The scale subresource (scale.cc): an autoscaling/v1 Scale view of spec.replicas.
   void scale(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
 
+  // pods/binding and the legacy core/v1 bindings (binding.cc).
+  void bind(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+
   WatchRegistry& watches_;
+  registry::Registry& registry_;
 };
 
 }  // namespace shepherd::handlers

@@ -41,6 +41,7 @@ struct WatchOptions {
   bool send_initial_events = false;
 };
 
-enum class Subresource { Main, Status, Finalize };
+// Binding: the scheduler's pods/binding write (sets spec.nodeName and PodScheduled).
+enum class Subresource { Main, Status, Finalize, Binding };
 
 }  // namespace shepherd::registry

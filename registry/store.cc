@@ -485,9 +485,13 @@ Result<WriteOutcome> Store::modify(const std::string& ns, const std::string& nam
     }
     json::Document d;
     d.Parse(cur->json.data(), cur->json.size());
+    std::string rvBefore(json::getStringPath(d, {"metadata", "resourceVersion"}));
     if (auto st = mutate(d); !st) return st.error();
+    // A mutation that did not set a resourceVersion of its own applies to whatever is
+    // current: on a concurrent write, re-read and mutate again instead of failing.
+    if (json::getStringPath(d, {"metadata", "resourceVersion"}) == rvBefore)
+      if (json::Value* m = json::find(d, "metadata")) json::remove(*m, "resourceVersion");
     bool conflictRetry = false;
-    // The mutated object carries the current resourceVersion unless the patch set one.
     auto r = updateWith(ns, name, d, cur, opts, sub, conflictRetry);
     if (!conflictRetry) return r;
   }
@@ -528,6 +532,8 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
     if (const json::Value* spec = json::find(old, "spec")) json::set(obj, "spec", json::Value(*spec, a), a);
     else json::remove(obj, "spec");
     strategy.prepareForStatusUpdate(obj, old);
+  } else if (sub == Subresource::Binding) {
+    // The binding mutator changed spec.nodeName and status together; keep both.
   } else if (sub == Subresource::Finalize) {
     // /finalize changes spec.finalizers only.
     json::Document next;
@@ -545,7 +551,7 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
     strategy.prepareForUpdate(obj, old, ctx);
   }
   strategy.applyDefaults(obj, obj.GetAllocator());
-  if (!opts.apply) {
+  if (!opts.apply && sub != Subresource::Binding) {
     const apis::SchemaNode* schema = apis::SchemaRegistry::instance().definition(resource_->schema_name);
     recordUpdate(&old, obj, opts.field_manager, resource_->apiVersion(),
                  sub == Subresource::Status ? Subresource::Status : Subresource::Main, schema, ctx.now);
@@ -563,7 +569,8 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
     if (auto st = hooks_.before_update(obj, old, opts.dry_run); !st) return st.error();
   apis::FieldErrors errs;
   validateMetadata(obj, errs);
-  strategy.validateUpdate(obj, old, errs);
+  if (sub == Subresource::Binding) strategy.validate(obj, errs);  // nodeName may change only here
+  else strategy.validateUpdate(obj, old, errs);
   if (!errs.empty()) return ApiError::invalid(resource_->group, resource_->kind, name, std::move(errs.causes()));
 
   std::string key = current->key;
@@ -681,6 +688,68 @@ Result<DeleteOutcome> Store::remove(const std::string& ns, const std::string& na
     return DeleteOutcome{readBack(key, stored, res.value, cur->create_revision), false};
   }
   return conflict(name);
+}
+
+Status Store::bind(const std::string& ns, const std::string& name, const json::Value& binding,
+                   const WriteOptions& opts) {
+  std::string node(json::getStringPath(binding, {"target", "name"}));
+  std::string_view kind = json::getStringPath(binding, {"target", "kind"});
+  if (node.empty())
+    return ApiError::invalid("", "Binding", name, {{"FieldValueRequired", "Required value", "target.name"}});
+  if (!kind.empty() && kind != "Node")
+    return ApiError::invalid("", "Binding", name,
+                             {{"FieldValueNotSupported", "Unsupported value: \"" + std::string(kind) + "\": supported values: \"Node\"",
+                               "target.kind"}});
+  std::string wantUid(json::getStringPath(binding, {"metadata", "uid"}));
+  std::string wantRv(json::getStringPath(binding, {"metadata", "resourceVersion"}));
+  const json::Value* annotations = json::findPath(binding, {"metadata", "annotations"});
+  auto mutate = [&](json::Document& pod) -> Status {
+    auto& a = pod.GetAllocator();
+    json::Value& meta = json::ensureObject(pod, "metadata", a);
+    if (!wantUid.empty() && wantUid != json::getString(meta, "uid"))
+      return ApiError::conflict("", "pods/binding", name,
+                                "Precondition failed: UID in precondition: " + wantUid +
+                                    ", UID in object meta: " + std::string(json::getString(meta, "uid")));
+    if (!wantRv.empty() && wantRv != json::getString(meta, "resourceVersion"))
+      return ApiError::conflict("", "pods/binding", name,
+                                "the object has been modified; please apply your changes to the latest version and try again");
+    if (json::find(meta, "deletionTimestamp"))
+      return ApiError::conflict("", "pods/binding", name,
+                                "pod " + name + " is being deleted, cannot be assigned to a host");
+    std::string_view current = json::getStringPath(pod, {"spec", "nodeName"});
+    if (!current.empty())
+      return ApiError::conflict("", "pods/binding", name,
+                                "pod " + name + " is already assigned to node \"" + std::string(current) + "\"");
+    json::setString(json::ensureObject(pod, "spec", a), "nodeName", node, a);
+    if (annotations && annotations->IsObject()) {
+      json::Value& ann = json::ensureObject(meta, "annotations", a);
+      for (auto& m : annotations->GetObject()) json::set(ann, json::view(m.name), json::Value(m.value, a), a);
+    }
+    // PodScheduled=True (replacing an Unschedulable condition the scheduler set earlier).
+    json::Value& status = json::ensureObject(pod, "status", a);
+    json::Value* conds = json::find(status, "conditions");
+    if (!conds || !conds->IsArray()) {
+      json::set(status, "conditions", json::Value(rapidjson::kArrayType), a);
+      conds = json::find(status, "conditions");
+    }
+    json::Value cond(rapidjson::kObjectType);
+    cond.AddMember("type", "PodScheduled", a);
+    cond.AddMember("status", "True", a);
+    cond.AddMember("lastProbeTime", json::Value(), a);
+    cond.AddMember("lastTransitionTime", json::str(clock::rfc3339(clock::now()), a), a);
+    bool replaced = false;
+    for (auto& c : conds->GetArray())
+      if (json::getString(c, "type") == "PodScheduled") {
+        c = std::move(cond);
+        replaced = true;
+        break;
+      }
+    if (!replaced) conds->PushBack(cond, a);
+    return okStatus();
+  };
+  auto out = modify(ns, name, mutate, opts, Subresource::Binding);
+  if (!out) return out.error();
+  return okStatus();
 }
 
 Result<WriteOutcome> Store::apply(const std::string& ns, const std::string& name, const json::Value& config,

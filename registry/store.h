@@ -82,6 +82,10 @@ class Store {
                               const Mutator& create_from = nullptr);
   Result<DeleteOutcome> remove(const std::string& ns, const std::string& name,
                                const DeleteOptions& opts);
+  // pods/binding: assigns the pod to `binding.target.name` atomically; 409 if the pod is
+  // already bound or being deleted.
+  Status bind(const std::string& ns, const std::string& name, const json::Value& binding, const WriteOptions& opts);
+
   // Server-side apply of `config` (creates the object when it does not exist).
   Result<WriteOutcome> apply(const std::string& ns, const std::string& name, const json::Value& config,
                              const WriteOptions& opts);
