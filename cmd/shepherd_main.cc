@@ -1,5 +1,5 @@
 // shepherd: the launcher. `shepherd up` runs a whole cluster on this machine in the
-// foreground (today: the API server on the embedded store), supervising each component
+// foreground (the API server on the embedded store, then the scheduler), supervising each component
 // as a child process: it restarts one that crashes, writes an admin kubeconfig once the
 // API server is ready, and stops everything cleanly on SIGINT/SIGTERM.
 #include <arpa/inet.h>
@@ -86,6 +86,7 @@ bool ready(int port) {
 struct Component {
   std::string name;
   std::vector<std::string> argv;
+  bool needs_api = false;  // started once the API server is ready (it needs the kubeconfig)
   pid_t pid = -1;
   int restarts = 0;
   std::chrono::steady_clock::time_point started;
@@ -158,14 +159,21 @@ int up(int argc, char** argv) {
   apiserver.argv = {bin + "/shepherd-apiserver", "--data-dir=" + dir + "/apiserver", "--port=" + std::to_string(port),
                     "--bind-address=127.0.0.1"};
   components.push_back(apiserver);
-  for (auto& c : components) {
+  std::string kubeconfig = dir + "/kubeconfig";
+  Component scheduler;
+  scheduler.name = "scheduler";
+  scheduler.argv = {bin + "/shepherd-scheduler", "--kubeconfig=" + kubeconfig};
+  scheduler.needs_api = true;
+  components.push_back(scheduler);
+  auto startComponent = [&](Component& c) {
     c.pid = spawn(c, dir + "/logs/" + c.name + ".log");
     c.started = std::chrono::steady_clock::now();
     std::printf("shepherd: started %s (pid %d), log %s/logs/%s.log\n", c.name.c_str(), c.pid, dir.c_str(), c.name.c_str());
-  }
-  std::fflush(stdout);
+    std::fflush(stdout);
+  };
+  for (auto& c : components)
+    if (!c.needs_api) startComponent(c);
 
-  std::string kubeconfig = dir + "/kubeconfig";
   bool announced = false;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   timespec tick{0, 200 * 1000 * 1000};
@@ -193,6 +201,8 @@ int up(int argc, char** argv) {
     if (!announced) {
       if (ready(port)) {
         writeKubeconfig(kubeconfig, port);
+        for (auto& c : components)
+          if (c.needs_api && c.pid <= 0) startComponent(c);
         std::printf("shepherd: the cluster is up: API server on http://127.0.0.1:%d\n"
                     "shepherd: kubeconfig written to %s\n"
                     "shepherd: try   export KUBECONFIG=%s; kubectl get namespaces\n"

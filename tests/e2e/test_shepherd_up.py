@@ -39,6 +39,24 @@ def test_shepherd_up_serves_and_stops_cleanly():
             out = subprocess.run([KUBECTL, "--kubeconfig", kubeconfig, "create", "configmap", "up-check",
                                   "--from-literal=a=b"], capture_output=True, text=True, env=env, timeout=60)
             assert out.returncode == 0, out.stderr
+            # The scheduler runs too: a pod is bound to a (registered) node.
+            node = ("apiVersion: v1\nkind: Node\nmetadata:\n  name: up-node\nstatus:\n"
+                    "  allocatable: {cpu: '4', memory: 8Gi, pods: '110'}\n"
+                    "  conditions:\n  - {type: Ready, status: 'True'}\n")
+            out = subprocess.run([KUBECTL, "--kubeconfig", kubeconfig, "create", "-f", "-"], input=node,
+                                 capture_output=True, text=True, env=env, timeout=60)
+            assert out.returncode == 0, out.stderr
+            out = subprocess.run([KUBECTL, "--kubeconfig", kubeconfig, "run", "up-pod", "--image=busybox"],
+                                 capture_output=True, text=True, env=env, timeout=60)
+            assert out.returncode == 0, out.stderr
+            bound = ""
+            deadline = time.time() + 15
+            while not bound and time.time() < deadline:
+                bound = subprocess.run([KUBECTL, "--kubeconfig", kubeconfig, "get", "pod", "up-pod", "-o",
+                                        "jsonpath={.spec.nodeName}"], capture_output=True, text=True, env=env,
+                                       timeout=60).stdout
+                time.sleep(0.2)
+            assert bound == "up-node"
         finally:
             proc.send_signal(signal.SIGTERM)
             try:
@@ -53,3 +71,5 @@ def test_shepherd_up_serves_and_stops_cleanly():
         with open(os.path.join(data, "logs", "apiserver.log")) as f:
             log = f.read()
         assert "shepherd-apiserver stopped" in log, log[-2000:]
+        with open(os.path.join(data, "logs", "scheduler.log")) as f:
+            assert "has synced" in f.read()
