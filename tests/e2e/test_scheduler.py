@@ -6,6 +6,7 @@ bindings, a restart mid-run, and leader election between two replicas."""
 import json
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -109,7 +110,10 @@ def test_spreads_pods_and_reports_unschedulable_then_binds_on_new_node(cluster):
     api = srv.api
     for i in range(3):
         make_node(api, "node-%d" % i)
-    start("a", "--leader-elect=false")
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        metrics_port = sk.getsockname()[1]
+    start("a", "--leader-elect=false", "--port=%d" % metrics_port)
     for i in range(30):
         make_pod(api, "default", "spread-%d" % i)
     assert wait_for(lambda: all(p["spec"].get("nodeName") for p in pods(api, "default")), 20), \
@@ -153,6 +157,14 @@ def test_spreads_pods_and_reports_unschedulable_then_binds_on_new_node(cluster):
     scheduled = [e for e in api.get("/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dhuge")[2]["items"]
                  if e["reason"] == "Scheduled"]
     assert scheduled[0]["message"] == "Successfully assigned default/huge to big"
+    # Metrics: attempts by result, the latency histogram, queue depth.
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % metrics_port, timeout=5) as r:
+        text = r.read().decode()
+    counts = dict(line.rsplit(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    assert int(counts['scheduler_schedule_attempts_total{result="scheduled"}']) == 31, text
+    assert int(counts['scheduler_schedule_attempts_total{result="unschedulable"}']) >= 1, text
+    assert int(counts["scheduler_scheduling_attempt_duration_seconds_count"]) >= 32, text
+    assert 'scheduler_pending_pods{queue="active"}' in counts
 
 
 def test_racing_schedulers_and_manual_bindings_never_bind_twice(cluster):
