@@ -2,15 +2,27 @@
 
 One shepherd-apiserver is started for the whole session on a fresh temporary data dir
 (``--port 0 --port-file``), the tests wait for ``/readyz`` and talk to it over plain HTTP
-on 127.0.0.1 with the official Python client; at the end the server is stopped by PID
-(SIGTERM, then SIGKILL after 10 s), also when tests failed.
+on 127.0.0.1 with the official Python client. The test cluster also has:
+
+* two fake worker nodes, ``conformance-worker-0`` and ``-1``, registered through the API
+  before any test runs (label ``kubernetes.io/hostname``; capacity = allocatable = cpu 4,
+  memory 8Gi, pods 110; condition Ready=True; no taints). There is no kubelet: nothing runs
+  on them and nothing renews their status, which the API server keeps as created.
+* one shepherd-scheduler (``--leader-elect=false``) with a kubeconfig naming the server
+  (``http://127.0.0.1:PORT``, no credentials), started once the nodes exist; the fixture
+  waits until it reports that its pod and node caches have synced.
+
+At the end the scheduler and then the server are stopped by PID (SIGTERM, then SIGKILL
+after 10 s), also when tests failed.
 
 Environment:
   SHEPHERD_APISERVER         path of the binary (default build/cmd/shepherd-apiserver)
+  SHEPHERD_SCHEDULER         path of the binary (default build/cmd/shepherd-scheduler)
   SHEPHERD_CONFORMANCE_KEEP  keep the temporary data dir and server log (default: removed)
   SHEPHERD_CONFORMANCE_TEST_TIMEOUT  seconds before one test is aborted (default 150)
 """
 
+import datetime
 import os
 import shutil
 import signal
@@ -20,21 +32,59 @@ import time
 import urllib.request
 
 import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
 
-from e2e_framework import Framework, new_api_client
+from e2e_framework import Framework, describe_error, new_api_client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SERVER_BIN = os.environ.get(
     "SHEPHERD_APISERVER", os.path.join(REPO, "build", "cmd", "shepherd-apiserver"))
+SCHEDULER_BIN = os.environ.get(
+    "SHEPHERD_SCHEDULER", os.path.join(REPO, "build", "cmd", "shepherd-scheduler"))
 STARTUP_TIMEOUT = 30.0
 STOP_GRACE = 10.0
+
+# The fake worker nodes of the test cluster (see the module doc).
+WORKER_NODES = ["conformance-worker-0", "conformance-worker-1"]
+WORKER_RESOURCES = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+# What shepherd-scheduler logs once its informers have synced (cmd/scheduler_main.cc).
+SCHEDULER_SYNCED = b"has synced"
 TEST_TIMEOUT = int(os.environ.get("SHEPHERD_CONFORMANCE_TEST_TIMEOUT", "150"))
 
 
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "conformance(codename): the upstream Kubernetes conformance codename")
+
+
+def _log_tail(path, n=4000):
+    try:
+        with open(path, "rb") as f:
+            return f.read()[-n:].decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _stop_process(proc):
+    """SIGTERM by PID, SIGKILL after STOP_GRACE; returns the exit status."""
+    if proc is None:
+        return None
+    if proc.poll() is None:
+        try:
+            os.kill(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            try:
+                os.kill(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+    return proc.returncode
 
 
 class ShepherdServer:
@@ -85,30 +135,103 @@ class ShepherdServer:
             time.sleep(0.05)
 
     def log_tail(self, n=4000):
-        try:
-            with open(self.log_path, "rb") as f:
-                return f.read()[-n:].decode(errors="replace")
-        except OSError:
-            return ""
+        return _log_tail(self.log_path, n)
 
     def stop(self):
         """SIGTERM by PID, SIGKILL after STOP_GRACE; returns the exit status."""
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
+        return _stop_process(self.proc)
+
+
+class ShepherdScheduler:
+    """One shepherd-scheduler talking to the session's server through a kubeconfig."""
+
+    def __init__(self, workdir, server_url):
+        self.server_url = server_url
+        self.kubeconfig = os.path.join(workdir, "scheduler.kubeconfig")
+        self.log_path = os.path.join(workdir, "scheduler.log")
+        self.proc = None
+
+    def write_kubeconfig(self):
+        with open(self.kubeconfig, "w") as f:
+            f.write("apiVersion: v1\n"
+                    "kind: Config\n"
+                    "clusters:\n"
+                    "- name: conformance\n"
+                    "  cluster:\n"
+                    "    server: %s\n"
+                    "contexts:\n"
+                    "- name: conformance\n"
+                    "  context:\n"
+                    "    cluster: conformance\n"
+                    "    user: conformance\n"
+                    "current-context: conformance\n"
+                    "users:\n"
+                    "- name: conformance\n"
+                    "  user: {}\n" % self.server_url)
+
+    def start(self):
+        self.write_kubeconfig()
+        log = open(self.log_path, "wb")
+        try:
+            self.proc = subprocess.Popen(
+                [SCHEDULER_BIN, "--kubeconfig", self.kubeconfig, "--leader-elect=false"],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        finally:
+            log.close()
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError("shepherd-scheduler exited with %s during startup:\n%s"
+                                   % (self.proc.returncode, self.log_tail()))
             try:
-                os.kill(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
+                with open(self.log_path, "rb") as f:
+                    if SCHEDULER_SYNCED in f.read():
+                        return self
+            except OSError:
                 pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("shepherd-scheduler did not sync within %ss:\n%s"
+                                   % (STARTUP_TIMEOUT, self.log_tail()))
+            time.sleep(0.05)
+
+    def log_tail(self, n=4000):
+        return _log_tail(self.log_path, n)
+
+    def stop(self):
+        return _stop_process(self.proc)
+
+
+def register_worker_nodes(base_url):
+    """Create the fake worker nodes through the API and check what the server kept."""
+    api = new_api_client(base_url)
+    try:
+        core = client.CoreV1Api(api)
+        for name in WORKER_NODES:
+            now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+            node = client.V1Node(
+                metadata=client.V1ObjectMeta(name=name,
+                                             labels={"kubernetes.io/hostname": name}),
+                spec=client.V1NodeSpec(),
+                status=client.V1NodeStatus(
+                    capacity=dict(WORKER_RESOURCES),
+                    allocatable=dict(WORKER_RESOURCES),
+                    conditions=[client.V1NodeCondition(
+                        type="Ready", status="True", reason="KubeletReady",
+                        message="fake worker node of the conformance harness (no kubelet)",
+                        last_heartbeat_time=now, last_transition_time=now)]))
             try:
-                self.proc.wait(timeout=STOP_GRACE)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.kill(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                self.proc.wait()
-        return self.proc.returncode
+                got = core.create_node(node)
+            except ApiException as err:
+                raise RuntimeError("registering node %s failed: %s"
+                                   % (name, describe_error(err)))
+            status = got.status
+            ready = [c for c in (status.conditions if status else None) or []
+                     if c.type == "Ready" and c.status == "True"]
+            if not status or status.allocatable != WORKER_RESOURCES or not ready:
+                raise RuntimeError("node %s was not stored with the status it was created with: "
+                                   "%s" % (name, status))
+    finally:
+        api.close()
 
 
 @pytest.fixture(scope="session")
@@ -116,22 +239,39 @@ def shepherd():
     if not os.access(SERVER_BIN, os.X_OK):
         pytest.fail("shepherd-apiserver binary not found at %s (set SHEPHERD_APISERVER)"
                     % SERVER_BIN, pytrace=False)
+    if not os.access(SCHEDULER_BIN, os.X_OK):
+        pytest.fail("shepherd-scheduler binary not found at %s (set SHEPHERD_SCHEDULER)"
+                    % SCHEDULER_BIN, pytrace=False)
     workdir = tempfile.mkdtemp(prefix="shepherd-conformance-")
     server = ShepherdServer(workdir)
+    scheduler = None
     try:
         server.start()
         print("\nshepherd-apiserver pid %d on %s (log %s)"
               % (server.proc.pid, server.base_url, server.log_path))
+        register_worker_nodes(server.base_url)
+        server.worker_nodes = list(WORKER_NODES)
+        scheduler = ShepherdScheduler(workdir, server.base_url)
+        server.scheduler = scheduler
+        scheduler.start()
+        print("shepherd-scheduler pid %d (log %s); worker nodes %s"
+              % (scheduler.proc.pid, scheduler.log_path, ", ".join(WORKER_NODES)))
         yield server
     finally:
-        was_running = server.proc is not None and server.proc.poll() is None
-        rc = server.stop()
+        exited = []
+        for name, proc_owner in (("shepherd-scheduler", scheduler), ("shepherd-apiserver", server)):
+            if proc_owner is None or proc_owner.proc is None:
+                continue
+            was_running = proc_owner.proc.poll() is None
+            rc = proc_owner.stop()
+            if not was_running:
+                exited.append("%s had exited by itself with status %s" % (name, rc))
         if os.environ.get("SHEPHERD_CONFORMANCE_KEEP"):
             print("\nkept %s" % workdir)
         else:
             shutil.rmtree(workdir, ignore_errors=True)
-        if server.proc is not None and not was_running:
-            print("\nshepherd-apiserver had exited by itself with status %s" % rc)
+        for line in exited:
+            print("\n" + line)
 
 
 @pytest.fixture(scope="session")

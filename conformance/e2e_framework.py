@@ -476,6 +476,9 @@ class Watcher:
         self._last_open = -1e9
         self._resp = None
         self.error = None
+        # Set once the first watch request has returned (or failed), like the informerStarted
+        # channel upstream closes in a ListWatch's WatchFunc (`defer ...close(...)`).
+        self.started = threading.Event()
         self._queue = queue.Queue(maxsize=100)
         self._watch = watch.Watch()
 
@@ -497,7 +500,10 @@ class Watcher:
                 self._last_open = time.monotonic()
                 if self._stopped:
                     raise _Stopped()
-            resp = func(*a, **kw)
+            try:
+                resp = func(*a, **kw)
+            finally:
+                self.started.set()
             with self._lock:
                 self._resp = resp
                 stopped = self._stopped
@@ -585,3 +591,154 @@ def event_summary(event):
         return "%s %s/%s rv=%s" % (event["type"], meta.namespace, meta.name,
                                    meta.resource_version)
     return "%s %r" % (event["type"], event.get("raw_object"))
+
+
+# --------------------------------------------------------------------------- nodes
+# test/e2e/framework/node (resource.go, wait.go, helper.go) and framework/util.go
+
+
+POLL = 2.0                 # framework.Poll
+SINGLE_CALL_TIMEOUT = 300  # framework.SingleCallTimeout (5 min)
+ALLOWED_NOT_READY_NODES = 0  # framework.TestContext.AllowedNotReadyNodes (flag default)
+
+# pkg/controller/nodelifecycle's taint templates (key and effect are what MatchTaint compares)
+_UNREACHABLE_TAINT = ("node.kubernetes.io/unreachable", "NoExecute")
+_NOT_READY_TAINT = ("node.kubernetes.io/not-ready", "NoExecute")
+
+
+def _taints(node):
+    return (node.spec.taints if node.spec is not None else None) or []
+
+
+def _conditions(node):
+    return (node.status.conditions if node.status is not None else None) or []
+
+
+def is_condition_set_as_expected(node, condition_type, want_true, silent=False):
+    """e2enode.IsConditionSetAsExpected / IsConditionSetAsExpectedSilent"""
+    name = node.metadata.name
+    for cond in _conditions(node):
+        if cond.type != condition_type:
+            continue
+        if cond.type == "Ready":
+            # For NodeReady the NodeController's taints must be gone as well.
+            taints = _taints(node)
+            has_nc_taints = any((t.key, t.effect) in (_UNREACHABLE_TAINT, _NOT_READY_TAINT)
+                                for t in taints)
+            if want_true:
+                if cond.status == "True" and not has_nc_taints:
+                    return True
+                if not silent:
+                    if not has_nc_taints:
+                        logf("Condition %s of node %s is %s instead of %s. Reason: %s, message: %s",
+                             condition_type, name, cond.status == "True", want_true, cond.reason,
+                             cond.message)
+                    else:
+                        logf("Condition %s of node %s is %s, but Node is tainted by "
+                             "NodeController with %s. Failure", condition_type, name,
+                             cond.status == "True", taints)
+                return False
+            # wantFalse (upstream: "TODO: check if the Node is tainted once we enable NC
+            # notReady/unreachable taints by default")
+            if cond.status != "True":
+                return True
+            if not silent:
+                logf("Condition %s of node %s is %s instead of %s. Reason: %s, message: %s",
+                     condition_type, name, cond.status == "True", want_true, cond.reason,
+                     cond.message)
+            return False
+        if (want_true and cond.status == "True") or (not want_true and cond.status != "True"):
+            return True
+        if not silent:
+            logf("Condition %s of node %s is %s instead of %s. Reason: %s, message: %s",
+                 condition_type, name, cond.status == "True", want_true, cond.reason, cond.message)
+        return False
+    if not silent:
+        logf("Couldn't find condition %s on node %s", condition_type, name)
+    return False
+
+
+def is_node_ready(node):
+    """e2enode.IsNodeReady: Ready, and NetworkUnavailable unset or false."""
+    node_ready = is_condition_set_as_expected(node, "Ready", True)
+    network_ready = (all(c.type != "NetworkUnavailable" for c in _conditions(node)) or
+                     is_condition_set_as_expected(node, "NetworkUnavailable", False, silent=True))
+    return node_ready and network_ready
+
+
+def is_node_schedulable(node):
+    """e2enode.IsNodeSchedulable"""
+    if node is None:
+        return False
+    return not (node.spec is not None and node.spec.unschedulable) and is_node_ready(node)
+
+
+def is_node_untainted(node):
+    """e2enode.isNodeUntainted: a pod without tolerations tolerates every NoSchedule and
+    NoExecute taint of the node (i.e. there are none)."""
+    return not any(t.effect in ("NoSchedule", "NoExecute") for t in _taints(node))
+
+
+def all_nodes_ready(core, timeout):
+    """e2enode.AllNodesReady: returns an error message or None."""
+    logf("Waiting up to %ss for all (but %d) nodes to be ready", timeout,
+         ALLOWED_NOT_READY_NODES)
+    not_ready = []
+    deadline = time.monotonic() + timeout
+    while True:  # wait.PollUntilContextTimeout(ctx, framework.Poll, timeout, true, ...)
+        not_ready = []
+        try:
+            nodes = core.list_node()
+        except ApiException as err:
+            return "checking for ready nodes: %s" % describe_error(err)
+        for node in nodes.items:
+            if not is_condition_set_as_expected(node, "Ready", True):
+                not_ready.append(node)
+        if len(not_ready) <= ALLOWED_NOT_READY_NODES:
+            break
+        if time.monotonic() + POLL > deadline:
+            break
+        time.sleep(POLL)
+    if len(not_ready) > ALLOWED_NOT_READY_NODES:
+        return "checking for ready nodes: Not ready nodes: %r" % "".join(
+            ", " + n.metadata.name for n in not_ready)
+    return None
+
+
+def get_ready_schedulable_nodes(core):
+    """e2enode.GetReadySchedulableNodes: (node list, error message or None)."""
+    # waitListSchedulableNodes: PollUntilContextTimeout(poll, singleCallTimeout, immediate)
+    # whose condition returns the List error, which ends the poll at once.
+    try:
+        nodes = core.list_node(field_selector="spec.unschedulable=false")
+    except ApiException as err:
+        return None, ("listing schedulable nodes error: error: %s. Non-retryable failure or "
+                      "timed out while listing nodes for e2e cluster" % describe_error(err))
+    nodes.items = [n for n in nodes.items if is_node_schedulable(n) and is_node_untainted(n)]
+    if not nodes.items:
+        return None, "there are currently no ready, schedulable nodes in the cluster"
+    return nodes, None
+
+
+def check_testing_ns_deleted_except(core, skip):
+    """framework.CheckTestingNSDeletedExcept: error message or None."""
+    timeout = 60 * 60
+    logf("Waiting for terminating namespaces to be deleted...")
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        try:
+            namespaces = core.list_namespace()
+        except ApiException as err:
+            logf("Listing namespaces failed: %s", describe_error(err))
+            time.sleep(15)
+            continue
+        terminating = 0
+        for ns in namespaces.items:
+            if ns.metadata.name.startswith("e2e-tests-") and ns.metadata.name != skip:
+                if ns.status is not None and ns.status.phase == "Active":
+                    return "Namespace %s is active" % ns.metadata.name
+                terminating += 1
+        if terminating == 0:
+            return None
+        time.sleep(15)
+    return "Waiting for terminating namespaces to be deleted timed out"

@@ -56,7 +56,13 @@ def test_shepherd_up_serves_and_stops_cleanly():
                                         "jsonpath={.spec.nodeName}"], capture_output=True, text=True, env=env,
                                        timeout=60).stdout
                 time.sleep(0.2)
-            assert bound == "up-node"
+            if bound != "up-node":
+                logs = os.path.join(data, "logs")
+                detail = ""
+                for name in sorted(os.listdir(logs)):
+                    with open(os.path.join(logs, name), errors="replace") as f:
+                        detail += "\n--- %s ---\n%s" % (name, f.read()[-3000:])
+                raise AssertionError("pod not bound within 15 s" + detail)
         finally:
             proc.send_signal(signal.SIGTERM)
             try:
