@@ -2,10 +2,10 @@
 // N Node objects, then M pods.
 //   phase 1 (throughput): M pods created while no scheduler runs; the scheduler starts
 //                         and binds them all: pods bound per second.
-//   phase 2 (latency):    the scheduler runs; M more pods are created by C client
-//                         threads; time from each create's response to the binding seen
-//                         on a watch: p50/p99; and bound/s over the phase.
-// Usage: scheduler_bench BIN_DIR [nodes=5000] [pods=10000] [create_threads=32]
+//   phase 2 (latency):    the scheduler runs; M more pods arrive at a steady rate R
+//                         (below the throughput, so latency is not queueing); time from
+//                         each create's response to the binding seen on a watch: p50/p99.
+// Usage: scheduler_bench BIN_DIR [nodes=5000] [pods=10000] [create_threads=32] [rate=1000]
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   int nodes = argc > 2 ? std::atoi(argv[2]) : 5000;
   int pods = argc > 3 ? std::atoi(argv[3]) : 10000;
   int threads = argc > 4 ? std::atoi(argv[4]) : 32;
+  int rate = argc > 5 ? std::atoi(argv[5]) : 1000;
   char tmpl[] = "/tmp/shepherd-bench-XXXXXX";
   std::string dir = mkdtemp(tmpl);
   Process api({bin + "/shepherd-apiserver", "--data-dir=" + dir + "/data", "--port=0", "--port-file=" + dir + "/port",
@@ -148,6 +149,8 @@ int main(int argc, char** argv) {
   int phase2 = pods;
   auto p2start = Clock::now();
   parallel(threads, phase2, [&](int i) {
+    // Pace: pod i is created at p2start + i/rate.
+    std::this_thread::sleep_until(p2start + std::chrono::microseconds(static_cast<int64_t>(i) * 1000000 / rate));
     std::string name = "live-" + std::to_string(i);
     auto r = rest.post("/api/v1/namespaces/default/pods", podJson(name));
     auto at = Clock::now();
@@ -174,15 +177,15 @@ int main(int argc, char** argv) {
     }
   }
   double p2seconds = ms(lastLive - p2start) / 1000;
-  std::printf("phase 2: %zu/%d pods bound; created at %.0f pods/s; bound at %.0f pods/s; creation->binding "
+  std::printf("phase 2: %zu/%d pods bound; created at %.0f pods/s (target %d); bound at %.0f pods/s; creation->binding "
               "p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-              lat.size(), phase2, phase2 / (ms(createdAll - p2start) / 1000), lat.size() / std::max(p2seconds, 1e-9),
+              lat.size(), phase2, phase2 / (ms(createdAll - p2start) / 1000), rate, lat.size() / std::max(p2seconds, 1e-9),
               percentile(lat, 50), percentile(lat, 99), percentile(lat, 100));
   std::printf("scheduler: cpu %.1f s, rss %ld MiB; api server: cpu %.1f s, rss %ld MiB; failures %d\n",
               cpuSeconds(sched.pid()), rssKb(sched.pid()) / 1024, cpuSeconds(api.pid()), rssKb(api.pid()) / 1024,
               failures.load());
-  std::printf("SUMMARY scheduler: %d nodes, %d pods: backlog %.0f pods/s; live p50 %.1f ms p99 %.1f ms\n", nodes, pods,
-              boundBacklog / std::max(backlogSeconds, 1e-9), percentile(lat, 50), percentile(lat, 99));
+  std::printf("SUMMARY scheduler: %d nodes, %d pods: backlog %.0f pods/s; at %d pods/s creation->binding p50 %.1f ms p99 %.1f ms\n",
+              nodes, pods, boundBacklog / std::max(backlogSeconds, 1e-9), rate, percentile(lat, 50), percentile(lat, 99));
   stop = true;
   (void)rest.post("/api/v1/namespaces/default/configmaps", R"({"metadata":{"name":"stop-watch"}})");
   watcher.join();
