@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "apis/protobuf_schema.h"
+#include "common/base64.h"
 #include "common/clock.h"
 
 namespace shepherd::apis {
@@ -57,32 +58,6 @@ struct Reader {
   }
 };
 
-std::string base64(std::string_view in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += t[v >> 18];
-    out += t[(v >> 12) & 63];
-    out += t[(v >> 6) & 63];
-    out += t[v & 63];
-  }
-  if (i + 1 == in.size()) {
-    uint32_t v = uint8_t(in[i]) << 16;
-    out += t[v >> 18];
-    out += t[(v >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += t[v >> 18];
-    out += t[(v >> 12) & 63];
-    out += t[(v >> 6) & 63];
-    out += '=';
-  }
-  return out;
-}
-
 ApiError bad(const std::string& why) {
   return ApiError::badRequest("couldn't decode the protobuf request body: " + why);
 }
@@ -116,7 +91,7 @@ Status decodeMapEntry(std::string_view data, bool bytesValue, std::string& key, 
     uint64_t tag = r.varint();
     int num = static_cast<int>(tag >> 3), wire = static_cast<int>(tag & 7);
     if (num == 1 && wire == 2) key = r.bytes();
-    else if (num == 2 && wire == 2) value = bytesValue ? base64(r.bytes()) : std::string(r.bytes());
+    else if (num == 2 && wire == 2) value = bytesValue ? base64Encode(r.bytes()) : std::string(r.bytes());
     else r.skip(wire);
   }
   return r.ok ? okStatus() : Status(bad("malformed map entry"));
@@ -140,7 +115,7 @@ Status decodeValue(const Field& f, int wire, Reader& r, json::Value& out, json::
   if (!r.ok) return bad("truncated field " + std::string(f.json));
   switch (f.kind) {
     case K::String: out = json::str(data, a); return okStatus();
-    case K::Bytes: out = json::str(base64(data), a); return okStatus();
+    case K::Bytes: out = json::str(base64Encode(data), a); return okStatus();
     case K::Quantity: {
       Reader q{reinterpret_cast<const uint8_t*>(data.data()), reinterpret_cast<const uint8_t*>(data.data() + data.size())};
       std::string s;

@@ -3,37 +3,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/base64.h"
 #include "common/json.h"
 #include "common/yaml_json.h"
 
 namespace shepherd::client {
 
 namespace {
-
-std::string base64Decode(std::string_view in) {
-  auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-  };
-  std::string out;
-  uint32_t buf = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v = val(c);
-    if (v < 0) continue;
-    buf = (buf << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buf >> bits) & 0xff);
-    }
-  }
-  return out;
-}
 
 const json::Value* named(const json::Value& doc, std::string_view list, std::string_view name, std::string_view inner) {
   const json::Value* l = json::find(doc, list);
@@ -77,7 +53,7 @@ Result<ClientConfig> loadKubeconfig(const std::string& path, const std::string& 
     start = comma + 1;
   }
   cfg.ca_file = resolve(dir, json::getString(*cluster, "certificate-authority"));
-  cfg.ca_data = base64Decode(json::getString(*cluster, "certificate-authority-data"));
+  cfg.ca_data = shepherd::base64Decode(json::getString(*cluster, "certificate-authority-data")).value_or("");
   cfg.insecure_skip_tls_verify = json::getBool(*cluster, "insecure-skip-tls-verify");
   if (const json::Value* user = named(doc, "users", json::getString(*ctx, "user"), "user")) {
     cfg.token = json::getString(*user, "token");
@@ -87,9 +63,9 @@ Result<ClientConfig> loadKubeconfig(const std::string& path, const std::string& 
       std::getline(t, cfg.token);
     }
     cfg.cert_file = resolve(dir, json::getString(*user, "client-certificate"));
-    cfg.cert_data = base64Decode(json::getString(*user, "client-certificate-data"));
+    cfg.cert_data = shepherd::base64Decode(json::getString(*user, "client-certificate-data")).value_or("");
     cfg.key_file = resolve(dir, json::getString(*user, "client-key"));
-    cfg.key_data = base64Decode(json::getString(*user, "client-key-data"));
+    cfg.key_data = shepherd::base64Decode(json::getString(*user, "client-key-data")).value_or("");
   }
   return cfg;
 }

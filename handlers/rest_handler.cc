@@ -152,6 +152,31 @@ Result<int64_t> parseLimit(const http::Request& req) {
   return static_cast<int64_t>(v < 0 ? 0 : v);
 }
 
+// DeleteOptions from the body (JSON or YAML) and the query (gracePeriodSeconds,
+// propagationPolicy, dryRun), as upstream merges them.
+Result<registry::DeleteOptions> deleteOptions(const http::Request& req) {
+  json::Document body;
+  const json::Value* bodyPtr = nullptr;
+  if (!req.body.empty()) {
+    if (auto st = decodeBody(req, body); !st) return st.error();
+    bodyPtr = &body;
+  }
+  auto opts = registry::parseDeleteOptions(bodyPtr);
+  if (!opts) return opts.error();
+  if (std::string_view g = req.queryValue("gracePeriodSeconds"); !g.empty()) {
+    char* end = nullptr;
+    std::string text(g);
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (*end != '\0') return ApiError::badRequest("gracePeriodSeconds: Invalid value: \"" + text + "\": must be an integer");
+    opts->grace_period_seconds = v;
+  }
+  if (std::string_view p = req.queryValue("propagationPolicy"); !p.empty()) opts->propagation_policy = p;
+  auto params = writeParams(req);
+  if (!params) return params.error();
+  if (params->opts.dry_run) opts->dry_run = true;
+  return opts;
+}
+
 registry::Subresource subresourceOf(const RequestScope& s) {
   if (s.subresource == "status") return registry::Subresource::Status;
   if (s.subresource == "finalize") return registry::Subresource::Finalize;
@@ -358,20 +383,8 @@ void RestHandler::patch(http::Request& req, const std::shared_ptr<http::Responde
 }
 
 void RestHandler::remove(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
-  json::Document body;
-  const json::Value* bodyPtr = nullptr;
-  if (!req.body.empty()) {
-    if (auto st = decodeBody(req, body); !st) return resp->send(errorResponse(st.error()));
-    bodyPtr = &body;
-  }
-  auto opts = registry::parseDeleteOptions(bodyPtr);
+  auto opts = deleteOptions(req);
   if (!opts) return resp->send(errorResponse(opts.error()));
-  if (std::string_view g = req.queryValue("gracePeriodSeconds"); !g.empty())
-    opts->grace_period_seconds = std::strtoll(std::string(g).c_str(), nullptr, 10);
-  if (std::string_view p = req.queryValue("propagationPolicy"); !p.empty()) opts->propagation_policy = p;
-  auto params = writeParams(req);
-  if (!params) return resp->send(errorResponse(params.error()));
-  if (params->opts.dry_run) opts->dry_run = true;
   auto out = s.store->remove(s.ns, s.name, opts.value());
   if (!out) return resp->send(errorResponse(out.error()));
   // Upstream answers 202 only for a pending deletion that asked for cascading with the
@@ -390,19 +403,8 @@ void RestHandler::remove(http::Request& req, const std::shared_ptr<http::Respond
 
 void RestHandler::removeCollection(http::Request& req, const std::shared_ptr<http::Responder>& resp,
                                    const RequestScope& s) {
-  json::Document body;
-  const json::Value* bodyPtr = nullptr;
-  if (!req.body.empty()) {
-    if (auto st = decodeBody(req, body); !st) return resp->send(errorResponse(st.error()));
-    bodyPtr = &body;
-  }
-  auto opts = registry::parseDeleteOptions(bodyPtr);
+  auto opts = deleteOptions(req);
   if (!opts) return resp->send(errorResponse(opts.error()));
-  if (std::string_view g = req.queryValue("gracePeriodSeconds"); !g.empty())
-    opts->grace_period_seconds = std::strtoll(std::string(g).c_str(), nullptr, 10);
-  auto params = writeParams(req);
-  if (!params) return resp->send(errorResponse(params.error()));
-  if (params->opts.dry_run) opts->dry_run = true;
   registry::ListOptions lo;
   lo.ns = s.ns;
   lo.label_selector = req.queryValue("labelSelector");

@@ -17,7 +17,4 @@ std::string encodeContinue(const ContinueToken& t);
 // nullopt when the token is malformed.
 std::optional<ContinueToken> decodeContinue(const std::string& token);
 
-std::string base64Encode(std::string_view in, bool url = false);
-std::optional<std::string> base64Decode(std::string_view in);
-
 }  // namespace shepherd::registry

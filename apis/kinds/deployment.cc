@@ -65,14 +65,14 @@ class DeploymentStrategy final : public Strategy {
       errs.invalid("spec.selector", "v1.LabelSelector{" + formatLabelSelector(a) + "}", "field is immutable");
   }
   std::vector<TableColumn> tableColumns() const override {
-    return {{"Name", "string", "name", "Name must be unique within a namespace.", 0},
+    std::vector<TableColumn> cols = {
+            {"Name", "string", "name", "Name must be unique within a namespace.", 0},
             {"Ready", "string", "", "Number of the pod with ready state", 0},
             {"Up-to-date", "string", "", "Total number of non-terminated pods targeted by this deployment that have the desired template spec.", 0},
             {"Available", "string", "", "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.", 0},
-            {"Age", "string", "", "Time since the deployment was created.", 0},
-            {"Containers", "string", "", "Names of each container in the template.", 1},
-            {"Images", "string", "", "Images referenced by each container in the template.", 1},
-            {"Selector", "string", "", "Label selector for pods.", 1}};
+            {"Age", "string", "", "Time since the deployment was created.", 0}};
+    for (auto& c : templateWideColumns()) cols.push_back(c);
+    return cols;
   }
   void tableRow(const json::Value& obj, json::Value& cells, json::Allocator& a) const override {
     static const json::Value empty(rapidjson::kObjectType);
@@ -80,7 +80,6 @@ class DeploymentStrategy final : public Strategy {
     if (!spec) spec = &empty;
     const json::Value* status = json::find(obj, "status");
     if (!status) status = &empty;
-    const json::Value* ps = json::findPath(*spec, {"template", "spec"});
     std::string ready = std::to_string(json::getInt(*status, "readyReplicas").value_or(0)) + "/" +
                         std::to_string(json::getInt(*spec, "replicas").value_or(0));
     cells.PushBack(json::str(json::getStringPath(obj, {"metadata", "name"}), a), a);
@@ -88,9 +87,7 @@ class DeploymentStrategy final : public Strategy {
     cells.PushBack(json::Value(json::getInt(*status, "updatedReplicas").value_or(0)), a);
     cells.PushBack(json::Value(json::getInt(*status, "availableReplicas").value_or(0)), a);
     cells.PushBack(json::str(ageCell(obj), a), a);
-    cells.PushBack(json::str(ps ? containerNames(*ps) : "", a), a);
-    cells.PushBack(json::str(ps ? containerImages(*ps) : "", a), a);
-    cells.PushBack(json::str(formatLabelSelector(json::find(*spec, "selector")), a), a);
+    templateWideCells(obj, formatLabelSelector(json::find(*spec, "selector")), cells, a);
   }
 };
 

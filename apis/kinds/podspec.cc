@@ -304,6 +304,43 @@ std::string formatLabelSelector(const json::Value* sel) {
   return out;
 }
 
+std::vector<TableColumn> templateWideColumns() {
+  return {{"Containers", "string", "", "Names of each container in the template.", 1},
+          {"Images", "string", "", "Images referenced by each container in the template.", 1},
+          {"Selector", "string", "", "Label selector for pods.", 1}};
+}
+
+void templateWideCells(const json::Value& obj, const std::string& selector, json::Value& cells, json::Allocator& a) {
+  const json::Value* ps = json::findPath(obj, {"spec", "template", "spec"});
+  cells.PushBack(json::str(ps ? containerNames(*ps) : "", a), a);
+  cells.PushBack(json::str(ps ? containerImages(*ps) : "", a), a);
+  cells.PushBack(json::str(selector, a), a);
+}
+
+std::vector<TableColumn> replicaTableColumns() {
+  std::vector<TableColumn> cols = {{"Name", "string", "name", "Name must be unique within a namespace.", 0},
+                                   {"Desired", "integer", "", "Number of desired pods.", 0},
+                                   {"Current", "integer", "", "Number of actual pods.", 0},
+                                   {"Ready", "integer", "", "Number of pods ready.", 0},
+                                   {"Age", "string", "", "Time since the object was created.", 0}};
+  for (auto& c : templateWideColumns()) cols.push_back(c);
+  return cols;
+}
+
+void replicaTableRow(const json::Value& obj, const std::string& selector, json::Value& cells, json::Allocator& a) {
+  static const json::Value empty(rapidjson::kObjectType);
+  const json::Value* spec = json::find(obj, "spec");
+  if (!spec) spec = &empty;
+  const json::Value* status = json::find(obj, "status");
+  if (!status) status = &empty;
+  cells.PushBack(json::str(json::getStringPath(obj, {"metadata", "name"}), a), a);
+  cells.PushBack(json::Value(json::getInt(*spec, "replicas").value_or(0)), a);
+  cells.PushBack(json::Value(json::getInt(*status, "replicas").value_or(0)), a);
+  cells.PushBack(json::Value(json::getInt(*status, "readyReplicas").value_or(0)), a);
+  cells.PushBack(json::str(ageCell(obj), a), a);
+  templateWideCells(obj, selector, cells, a);
+}
+
 void validateSelectorMatchesTemplate(const json::Value* selector, const json::Value* template_labels,
                                      const std::string& path, FieldErrors& errs, bool map_selector) {
   if (!selector || !selector->IsObject() || selector->MemberCount() == 0) {

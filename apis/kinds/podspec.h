@@ -23,6 +23,14 @@ std::string containerImages(const json::Value& spec);
 // "app=web,tier=db" from a label map or a LabelSelector's matchLabels/matchExpressions.
 std::string formatLabels(const json::Value* labels);
 std::string formatLabelSelector(const json::Value* selector);
+// Table pieces shared by the workload kinds: the wide Containers/Images/Selector columns
+// of a pod template, and the whole Desired/Current/Ready table of ReplicaSets and
+// ReplicationControllers (they differ only in how the selector prints).
+std::vector<TableColumn> templateWideColumns();
+void templateWideCells(const json::Value& obj, const std::string& selector, json::Value& cells, json::Allocator& a);
+std::vector<TableColumn> replicaTableColumns();
+void replicaTableRow(const json::Value& obj, const std::string& selector, json::Value& cells, json::Allocator& a);
+
 // Validates a metav1.LabelSelector and that it selects `template_labels`.
 void validateSelectorMatchesTemplate(const json::Value* selector, const json::Value* template_labels,
                                      const std::string& path, FieldErrors& errs, bool map_selector);

@@ -47,31 +47,9 @@ class ReplicaSetStrategy final : public Strategy {
     out.emplace_back("status.replicas", std::to_string(st ? json::getInt(*st, "replicas").value_or(0) : 0));
   }
 
-  std::vector<TableColumn> tableColumns() const override {
-    return {{"Name", "string", "name", "Name must be unique within a namespace.", 0},
-            {"Desired", "integer", "", "Number of desired pods.", 0},
-            {"Current", "integer", "", "Number of actual pods.", 0},
-            {"Ready", "integer", "", "Number of pods ready.", 0},
-            {"Age", "string", "", "Time since the object was created.", 0},
-            {"Containers", "string", "", "Names of each container in the template.", 1},
-            {"Images", "string", "", "Images referenced by each container in the template.", 1},
-            {"Selector", "string", "", "Label selector for pods.", 1}};
-  }
+  std::vector<TableColumn> tableColumns() const override { return replicaTableColumns(); }
   void tableRow(const json::Value& obj, json::Value& cells, json::Allocator& a) const override {
-    static const json::Value empty(rapidjson::kObjectType);
-    const json::Value* spec = json::find(obj, "spec");
-    if (!spec) spec = &empty;
-    const json::Value* status = json::find(obj, "status");
-    if (!status) status = &empty;
-    const json::Value* ps = json::findPath(*spec, {"template", "spec"});
-    cells.PushBack(json::str(json::getStringPath(obj, {"metadata", "name"}), a), a);
-    cells.PushBack(json::Value(json::getInt(*spec, "replicas").value_or(0)), a);
-    cells.PushBack(json::Value(json::getInt(*status, "replicas").value_or(0)), a);
-    cells.PushBack(json::Value(json::getInt(*status, "readyReplicas").value_or(0)), a);
-    cells.PushBack(json::str(ageCell(obj), a), a);
-    cells.PushBack(json::str(ps ? containerNames(*ps) : "", a), a);
-    cells.PushBack(json::str(ps ? containerImages(*ps) : "", a), a);
-    cells.PushBack(json::str(formatLabelSelector(json::find(*spec, "selector")), a), a);
+    replicaTableRow(obj, formatLabelSelector(json::findPath(obj, {"spec", "selector"})), cells, a);
   }
 };
 

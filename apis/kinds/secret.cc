@@ -3,37 +3,11 @@
 #include "apis/kinds/kinds.h"
 #include "apis/kinds/podspec.h"
 #include "apis/validation.h"
+#include "common/base64.h"
 
 namespace shepherd::apis::kinds {
 
 namespace {
-
-std::string base64Encode(std::string_view in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  while (i + 2 < in.size()) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += t[v >> 18];
-    out += t[(v >> 12) & 63];
-    out += t[(v >> 6) & 63];
-    out += t[v & 63];
-    i += 3;
-  }
-  if (i + 1 == in.size()) {
-    uint32_t v = uint8_t(in[i]) << 16;
-    out += t[v >> 18];
-    out += t[(v >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += t[v >> 18];
-    out += t[(v >> 12) & 63];
-    out += t[(v >> 6) & 63];
-    out += '=';
-  }
-  return out;
-}
 
 bool isBase64(std::string_view s) {
   if (s.size() % 4 != 0) return false;
@@ -61,7 +35,7 @@ class SecretStrategy final : public Strategy {
       json::Value& data = json::ensureObject(obj, "data", a);
       for (auto& m : sd->GetObject())
         if (m.value.IsString())
-          json::setString(data, json::view(m.name), base64Encode(json::view(m.value)), a);
+          json::setString(data, json::view(m.name), shepherd::base64Encode(json::view(m.value)), a);
       json::remove(obj, "stringData");
     }
   }
