@@ -345,19 +345,5 @@ std::string resourcePath(const std::string& group, const std::string& version, c
   return p + "/" + plural;
 }
 
-std::string urlEncode(std::string_view s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
 
 }  // namespace shepherd::client

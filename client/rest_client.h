@@ -14,6 +14,7 @@
 #include "client/kubeconfig.h"
 #include "common/api_error.h"
 #include "common/json.h"
+#include "common/url.h"
 
 namespace shepherd::client {
 
@@ -79,6 +80,6 @@ std::string groupVersionPath(const std::string& group, const std::string& versio
 // The collection path of a resource, optionally in a namespace.
 std::string resourcePath(const std::string& group, const std::string& version, const std::string& plural,
                          const std::string& ns = "");
-std::string urlEncode(std::string_view s);
+using shepherd::urlEncode;  // common/url.h
 
 }  // namespace shepherd::client

@@ -3,9 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -15,6 +15,7 @@
 
 #include "common/flags.h"
 #include "common/log.h"
+#include "common/signals.h"
 #include "handlers/api_handler.h"
 #include "handlers/http/server.h"
 #include "registry/registry.h"
@@ -35,10 +36,14 @@ std::optional<std::chrono::seconds> parseDuration(const std::string& s) {
       continue;
     }
     if (!digits) return std::nullopt;
-    if (c == 'h') total += cur * 3600;
-    else if (c == 'm') total += cur * 60;
-    else if (c == 's') total += cur;
-    else return std::nullopt;
+    if (c == 'h')
+      total += cur * 3600;
+    else if (c == 'm')
+      total += cur * 60;
+    else if (c == 's')
+      total += cur;
+    else
+      return std::nullopt;
     cur = 0;
     digits = false;
   }
@@ -60,8 +65,8 @@ bool makeDirs(const std::string& path) {
 // Periodic work: watch timeouts, bookmarks and compaction of old revisions.
 class Maintenance {
  public:
-  Maintenance(registry::Registry& reg, handlers::ApiHandler& api, storage::Storage& store, int compact_interval_s,
-              std::chrono::seconds event_ttl)
+  Maintenance(registry::Registry& reg, handlers::ApiHandler& api, storage::Storage& store,
+              int compact_interval_s, std::chrono::seconds event_ttl)
       : reg_(reg), api_(api), store_(store), compact_interval_(compact_interval_s), event_ttl_(event_ttl) {
     thread_ = std::thread([this] { run(); });
   }
@@ -89,7 +94,8 @@ class Maintenance {
         reg_.sendBookmarks();
         lastBookmark = now;
       }
-      if (event_ttl_.count() > 0 && now - lastEventSweep >= std::min<std::chrono::seconds>(event_ttl_, std::chrono::seconds(60))) {
+      if (event_ttl_.count() > 0 &&
+          now - lastEventSweep >= std::min<std::chrono::seconds>(event_ttl_, std::chrono::seconds(60))) {
         size_t n = reg_.expireEvents(event_ttl_);
         if (n) LOG_INFO("expired " << n << " events older than " << event_ttl_.count() << "s");
         lastEventSweep = now;
@@ -124,51 +130,45 @@ int main(int argc, char** argv) {
   flags.define("bind-address", "127.0.0.1", "Address to serve on (plain HTTP is served on loopback only).");
   flags.define("port", "6443", "Port to serve on; 0 picks a free port.");
   flags.define("port-file", "", "If set, the bound port is written to this file once serving.");
-  flags.define("advertise-address", "", "Address published in default/kubernetes endpoints (default: bind address).");
-  flags.define("service-cluster-ip-range", "10.96.0.0/12", "CIDR from which Service cluster IPs are allocated.");
+  flags.define("advertise-address", "",
+               "Address published in default/kubernetes endpoints (default: bind address).");
+  flags.define("service-cluster-ip-range", "10.96.0.0/12",
+               "CIDR from which Service cluster IPs are allocated.");
   flags.define("service-node-port-range", "30000-32767", "Port range reserved for NodePort services.");
-  flags.define("watch-cache-size", "10000", "Events kept per resource for watches and consistent pagination.");
-  flags.define("etcd-compaction-interval", "300", "Seconds between compactions of old revisions (0 disables).");
+  flags.define("watch-cache-size", "10000",
+               "Events kept per resource for watches and consistent pagination.");
+  flags.define("etcd-compaction-interval", "300",
+               "Seconds between compactions of old revisions (0 disables).");
   flags.define("event-ttl", "1h0m0s", "How long events are kept after they were last written.");
   flags.define("worker-threads", "32", "Request handler threads.");
   flags.define("shutdown-grace-seconds", "10", "How long in-flight requests may take to finish on SIGTERM.");
   flags.define("v", "0", "Log verbosity (0 info, 1+ debug).");
   flags.define("help", "false", "Show this help.", true);
-  std::string error;
-  if (!flags.parse(argc, argv, 1, error)) {
-    std::fprintf(stderr, "shepherd-apiserver: %s\nflags:\n%s", error.c_str(), flags.usage().c_str());
-    return 2;
-  }
-  if (flags.getBool("help")) {
-    std::printf("usage: shepherd-apiserver [flags]\n%s", flags.usage().c_str());
-    return 0;
-  }
-  if (flags.getInt("v") > 0) log::setLevel(log::Level::Debug);
+  if (int rc = flags.parseMain(argc, argv, "shepherd-apiserver", "shepherd-apiserver [flags]"); rc >= 0)
+    return rc;
   auto ttl = parseDuration(flags.get("event-ttl"));
   if (!ttl) {
-    std::fprintf(stderr, "shepherd-apiserver: invalid --event-ttl %s (use e.g. 1h, 30m, 90s)\n", flags.get("event-ttl").c_str());
+    std::fprintf(stderr, "shepherd-apiserver: invalid --event-ttl %s (use e.g. 1h, 30m, 90s)\n",
+                 flags.get("event-ttl").c_str());
     return 2;
   }
   std::chrono::seconds eventTtl = *ttl;
   std::string bind = flags.get("bind-address");
   if (bind != "127.0.0.1" && bind != "::1" && bind != "localhost") {
-    std::fprintf(stderr, "shepherd-apiserver: plain HTTP may only be served on loopback (got --bind-address=%s)\n",
+    std::fprintf(stderr,
+                 "shepherd-apiserver: plain HTTP may only be served on loopback (got --bind-address=%s)\n",
                  bind.c_str());
     return 2;
   }
   if (bind == "localhost") bind = "127.0.0.1";
 
   // Signals are taken synchronously by main; every other thread inherits the mask.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  sigset_t set = blockTerminationSignals();
 
   std::string dir = flags.get("data-dir");
   if (!makeDirs(dir)) {
-    std::fprintf(stderr, "shepherd-apiserver: cannot create data dir %s: %s\n", dir.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "shepherd-apiserver: cannot create data dir %s: %s\n", dir.c_str(),
+                 std::strerror(errno));
     return 1;
   }
   storage::SqliteOptions so;
@@ -189,7 +189,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "shepherd-apiserver: %s\n", reg.error().message.c_str());
     return 1;
   }
-  auto loadMs = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  auto loadMs =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   LOG_INFO("storage loaded at revision " << store->currentRevision() << " in " << loadMs << " ms");
 
   handlers::ApiHandlerOptions ho;
@@ -220,7 +221,8 @@ int main(int argc, char** argv) {
     std::ofstream(tmp) << port.value() << "\n";
     std::rename(tmp.c_str(), flags.get("port-file").c_str());
   }
-  LOG_INFO("shepherd-apiserver serving on http://" << bind << ":" << port.value() << " (data in " << dir << ")");
+  LOG_INFO("shepherd-apiserver serving on http://" << bind << ":" << port.value() << " (data in " << dir
+                                                   << ")");
 
   int sig = 0;
   {

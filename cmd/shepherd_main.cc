@@ -1,5 +1,6 @@
 // shepherd: the launcher. `shepherd up` runs a whole cluster on this machine in the
-// foreground (the API server on the embedded store, then the scheduler), supervising each component
+// foreground: a private containerd (scripts/containerd.sh), the API server on the embedded
+// store, then the scheduler and one real node (kubelet-lite). It supervises each component
 // as a child process: it restarts one that crashes, writes an admin kubeconfig once the
 // API server is ready, and stops everything cleanly on SIGINT/SIGTERM.
 #include <arpa/inet.h>
@@ -92,10 +93,11 @@ struct Component {
   std::chrono::steady_clock::time_point started;
 };
 
-pid_t spawn(const Component& c, const std::string& logPath) {
+// Starts `argv` as a child with default signal handling and its output appended to
+// `logPath`; the child's pid (-1 if fork failed).
+pid_t spawn(const std::vector<std::string>& argv, const std::string& logPath) {
   pid_t pid = fork();
   if (pid != 0) return pid;
-  // Child: default signal handling, own log file, exec.
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -106,18 +108,36 @@ pid_t spawn(const Component& c, const std::string& logPath) {
     close(fd);
   }
   std::vector<char*> args;
-  for (auto& a : c.argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   execv(args[0], args.data());
   std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
   _exit(127);
 }
 
+// Runs a helper script to completion with its output appended to `logPath`; its exit code.
+int runScript(const std::vector<std::string>& argv, const std::string& logPath) {
+  pid_t pid = spawn(argv, logPath);
+  if (pid < 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string hostName() {
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
 void writeKubeconfig(const std::string& path, int port) {
   std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp);
-    f << "apiVersion: v1\nkind: Config\nclusters:\n- name: shepherd\n  cluster:\n    server: http://127.0.0.1:" << port
+    f << "apiVersion: v1\nkind: Config\nclusters:\n- name: shepherd\n  cluster:\n    server: "
+         "http://127.0.0.1:"
+      << port
       << "\ncontexts:\n- name: shepherd\n  context:\n    cluster: shepherd\n    user: admin\n"
          "current-context: shepherd\nusers:\n- name: admin\n  user: {}\n";
   }
@@ -129,6 +149,13 @@ int up(int argc, char** argv) {
   Flags flags;
   flags.define("data-dir", defaultDataDir(), "Where the cluster keeps its state, logs and kubeconfig.");
   flags.define("port", "6443", "API server port on 127.0.0.1.");
+  flags.define("node", "true", "Also run containerd and one node (kubelet-lite) on this machine.", true);
+  flags.define("node-name", hostName(), "The node's name.");
+  flags.define("kubelet-port", "10250", "The node's kubelet port on 127.0.0.1 (container logs).");
+  flags.define("pod-subnet", "10.199.0.0/24", "The node's pod network (a private bridge, no route out).");
+  flags.define("bridge", "shepherd0", "Name of the node's pod bridge.");
+  flags.define("containerd-script", SHEPHERD_SOURCE_DIR "/scripts/containerd.sh",
+               "The script that runs the node's private containerd.");
   flags.define("help", "false", "Show this help.", true);
   std::string error;
   if (!flags.parse(argc, argv, 2, error)) {
@@ -136,7 +163,8 @@ int up(int argc, char** argv) {
     return 2;
   }
   if (flags.getBool("help")) {
-    std::printf("usage: shepherd up [--data-dir DIR] [--port PORT]\n%s", flags.usage().c_str());
+    std::printf("usage: shepherd up [--data-dir DIR] [--port PORT] [--node=false]\n%s",
+                flags.usage().c_str());
     return 0;
   }
   std::string dir = absolute(flags.get("data-dir"));
@@ -153,11 +181,28 @@ int up(int argc, char** argv) {
   sigprocmask(SIG_BLOCK, &set, nullptr);
 
   std::string bin = selfDir();
+  bool withNode = flags.getBool("node");
+  std::string runtimeDir = dir + "/containerd";
+  std::string script = flags.get("containerd-script");
+  if (withNode) {
+    std::printf("shepherd: starting containerd in %s (pod network %s on %s)\n", runtimeDir.c_str(),
+                flags.get("pod-subnet").c_str(), flags.get("bridge").c_str());
+    std::fflush(stdout);
+    int rc = runScript(
+        {script, "start", runtimeDir, "--subnet", flags.get("pod-subnet"), "--bridge", flags.get("bridge")},
+        dir + "/logs/containerd.log");
+    if (rc != 0) {
+      std::fprintf(stderr, "shepherd up: containerd did not start (exit %d); see %s/logs/containerd.log\n",
+                   rc, dir.c_str());
+      runScript({script, "stop", runtimeDir}, dir + "/logs/containerd.log");
+      return 1;
+    }
+  }
   std::vector<Component> components;
   Component apiserver;
   apiserver.name = "apiserver";
-  apiserver.argv = {bin + "/shepherd-apiserver", "--data-dir=" + dir + "/apiserver", "--port=" + std::to_string(port),
-                    "--bind-address=127.0.0.1"};
+  apiserver.argv = {bin + "/shepherd-apiserver", "--data-dir=" + dir + "/apiserver",
+                    "--port=" + std::to_string(port), "--bind-address=127.0.0.1"};
   components.push_back(apiserver);
   std::string kubeconfig = dir + "/kubeconfig";
   Component scheduler;
@@ -165,10 +210,23 @@ int up(int argc, char** argv) {
   scheduler.argv = {bin + "/shepherd-scheduler", "--kubeconfig=" + kubeconfig};
   scheduler.needs_api = true;
   components.push_back(scheduler);
+  if (withNode) {
+    Component node;
+    node.name = "kubelet";
+    node.argv = {bin + "/kubelet-lite",
+                 "--kubeconfig=" + kubeconfig,
+                 "--hostname-override=" + flags.get("node-name"),
+                 "--port=" + flags.get("kubelet-port"),
+                 "--container-runtime-endpoint=unix://" + runtimeDir + "/containerd.sock",
+                 "--root-dir=" + dir + "/kubelet"};
+    node.needs_api = true;
+    components.push_back(node);
+  }
   auto startComponent = [&](Component& c) {
-    c.pid = spawn(c, dir + "/logs/" + c.name + ".log");
+    c.pid = spawn(c.argv, dir + "/logs/" + c.name + ".log");
     c.started = std::chrono::steady_clock::now();
-    std::printf("shepherd: started %s (pid %d), log %s/logs/%s.log\n", c.name.c_str(), c.pid, dir.c_str(), c.name.c_str());
+    std::printf("shepherd: started %s (pid %d), log %s/logs/%s.log\n", c.name.c_str(), c.pid, dir.c_str(),
+                c.name.c_str());
     std::fflush(stdout);
   };
   for (auto& c : components)
@@ -188,13 +246,14 @@ int up(int argc, char** argv) {
       for (auto& c : components) {
         if (c.pid != dead) continue;
         std::fprintf(stderr, "shepherd: %s (pid %d) exited (%s %d); restarting\n", c.name.c_str(), dead,
-                     WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+                     WIFSIGNALED(status) ? "signal" : "status",
+                     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
         auto ran = std::chrono::steady_clock::now() - c.started;
         if (ran > std::chrono::seconds(60)) c.restarts = 0;
         int backoff = std::min(30, 1 << std::min(c.restarts, 5));
         ++c.restarts;
         std::this_thread::sleep_for(std::chrono::seconds(backoff));
-        c.pid = spawn(c, dir + "/logs/" + c.name + ".log");
+        c.pid = spawn(c.argv, dir + "/logs/" + c.name + ".log");
         c.started = std::chrono::steady_clock::now();
       }
     }
@@ -203,15 +262,17 @@ int up(int argc, char** argv) {
         writeKubeconfig(kubeconfig, port);
         for (auto& c : components)
           if (c.needs_api && c.pid <= 0) startComponent(c);
-        std::printf("shepherd: the cluster is up: API server on http://127.0.0.1:%d\n"
-                    "shepherd: kubeconfig written to %s\n"
-                    "shepherd: try   export KUBECONFIG=%s; kubectl get namespaces\n"
-                    "shepherd: press Ctrl-C to stop\n",
-                    port, kubeconfig.c_str(), kubeconfig.c_str());
+        std::printf(
+            "shepherd: the cluster is up: API server on http://127.0.0.1:%d\n"
+            "shepherd: kubeconfig written to %s\n"
+            "shepherd: try   export KUBECONFIG=%s; kubectl get namespaces\n"
+            "shepherd: press Ctrl-C to stop\n",
+            port, kubeconfig.c_str(), kubeconfig.c_str());
         std::fflush(stdout);
         announced = true;
       } else if (std::chrono::steady_clock::now() > deadline) {
-        std::fprintf(stderr, "shepherd: the API server did not become ready in 60 s; see %s/logs/apiserver.log\n",
+        std::fprintf(stderr,
+                     "shepherd: the API server did not become ready in 60 s; see %s/logs/apiserver.log\n",
                      dir.c_str());
         deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
       }
@@ -219,10 +280,12 @@ int up(int argc, char** argv) {
   }
   std::printf("shepherd: stopping\n");
   std::fflush(stdout);
-  for (auto& c : components)
-    if (c.pid > 0) kill(c.pid, SIGTERM);
+  // In reverse start order, each after the one before has exited: clients (the scheduler
+  // releasing its lease, a node agent) still reach the API server while they stop.
   auto stopBy = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  for (auto& c : components) {
+  for (auto it = components.rbegin(); it != components.rend(); ++it) {
+    auto& c = *it;
+    if (c.pid > 0) kill(c.pid, SIGTERM);
     while (c.pid > 0) {
       int status;
       pid_t r = waitpid(c.pid, &status, WNOHANG);
@@ -238,6 +301,14 @@ int up(int argc, char** argv) {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+  }
+  if (withNode) {
+    // kubelet-lite leaves containers running (a restarted node adopts them); a stopped
+    // cluster leaves nothing behind.
+    int rc = runScript({script, "stop", runtimeDir}, dir + "/logs/containerd.log");
+    if (rc != 0)
+      std::fprintf(stderr, "shepherd: stopping containerd failed (exit %d); see %s/logs/containerd.log\n", rc,
+                   dir.c_str());
   }
   std::printf("shepherd: stopped\n");
   return 0;

@@ -1,6 +1,9 @@
 #include "common/flags.h"
 
+#include <cstdio>
 #include <cstdlib>
+
+#include "common/log.h"
 
 namespace shepherd {
 
@@ -47,7 +50,9 @@ std::string Flags::get(const std::string& name) const {
   return it == defs_.end() ? "" : it->second.value;
 }
 
-int Flags::getInt(const std::string& name) const { return std::atoi(get(name).c_str()); }
+int Flags::getInt(const std::string& name) const {
+  return std::atoi(get(name).c_str());
+}
 
 bool Flags::getBool(const std::string& name) const {
   std::string v = get(name);
@@ -62,6 +67,26 @@ std::string Flags::usage() const {
     out += "\n      " + d.help + "\n";
   }
   return out;
+}
+
+int Flags::parseMain(int argc, char** argv, const std::string& program, const std::string& usage_line,
+                     const std::vector<std::string>& required) {
+  std::string error;
+  if (!parse(argc, argv, 1, error)) {
+    std::fprintf(stderr, "%s: %s\nflags:\n%s", program.c_str(), error.c_str(), usage().c_str());
+    return 2;
+  }
+  if (defs_.count("help") && getBool("help")) {
+    std::printf("usage: %s\n%s", usage_line.c_str(), usage().c_str());
+    return 0;
+  }
+  if (defs_.count("v") && getInt("v") > 0) log::setLevel(log::Level::Debug);
+  for (const auto& name : required)
+    if (get(name).empty()) {
+      std::fprintf(stderr, "%s: --%s is required\n", program.c_str(), name.c_str());
+      return 2;
+    }
+  return -1;
 }
 
 }  // namespace shepherd

@@ -14,6 +14,11 @@ class Flags {
   void define(const std::string& name, const std::string& def, const std::string& help, bool boolean = false);
   // Parses argv[start..]; returns false (with `error`) on an unknown or malformed flag.
   bool parse(int argc, char** argv, int start, std::string& error);
+  // A program's command line: prints the error and the flags on a bad flag or a missing
+  // `required` one (returns 2), the usage on --help (returns 0), else sets the log level
+  // from --v (if defined) and returns -1: go on.
+  int parseMain(int argc, char** argv, const std::string& program, const std::string& usage_line,
+                const std::vector<std::string>& required = {});
   std::string get(const std::string& name) const;
   int getInt(const std::string& name) const;
   bool getBool(const std::string& name) const;

@@ -4,25 +4,26 @@ One shepherd-apiserver is started for the whole session on a fresh temporary dat
 (``--port 0 --port-file``), the tests wait for ``/readyz`` and talk to it over plain HTTP
 on 127.0.0.1 with the official Python client. The test cluster also has:
 
-* two fake worker nodes, ``conformance-worker-0`` and ``-1``, registered through the API
-  before any test runs (label ``kubernetes.io/hostname``; capacity = allocatable = cpu 4,
-  memory 8Gi, pods 110; condition Ready=True; no taints). There is no kubelet: nothing runs
-  on them and nothing renews their status, which the API server keeps as created.
+* two real worker nodes, ``conformance-worker-0`` and ``-1``: each a private containerd
+  (scripts/containerd.sh, its own pod subnet and bridge) and a kubelet-lite process with
+  its own kubelet port (tests/harness/real_node.py). Pods run for real; the fixture waits
+  until both nodes are Ready.
 * one shepherd-scheduler (``--leader-elect=false``) with a kubeconfig naming the server
   (``http://127.0.0.1:PORT``, no credentials), started once the nodes exist; the fixture
   waits until it reports that its pod and node caches have synced.
 
-At the end the scheduler and then the server are stopped by PID (SIGTERM, then SIGKILL
-after 10 s), also when tests failed.
+At the end the scheduler, the kubelets and then the server are stopped by PID (SIGTERM,
+then SIGKILL after 10 s) and each node's containerd.sh stop removes its containers, also
+when tests failed.
 
 Environment:
   SHEPHERD_APISERVER         path of the binary (default build/cmd/shepherd-apiserver)
-  SHEPHERD_SCHEDULER         path of the binary (default build/cmd/shepherd-scheduler)
+  SHEPHERD_SCHEDULER         path of the binary (default: beside SHEPHERD_APISERVER)
+  SHEPHERD_KUBELET           path of kubelet-lite (default: beside SHEPHERD_APISERVER)
   SHEPHERD_CONFORMANCE_KEEP  keep the temporary data dir and server log (default: removed)
   SHEPHERD_CONFORMANCE_TEST_TIMEOUT  seconds before one test is aborted (default 150)
 """
 
-import datetime
 import os
 import shutil
 import signal
@@ -30,6 +31,8 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+
+import sys
 
 import pytest
 from kubernetes import client
@@ -39,16 +42,19 @@ from e2e_framework import Framework, describe_error, new_api_client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
+import real_node  # noqa: E402
+
 SERVER_BIN = os.environ.get(
     "SHEPHERD_APISERVER", os.path.join(REPO, "build", "cmd", "shepherd-apiserver"))
 SCHEDULER_BIN = os.environ.get(
-    "SHEPHERD_SCHEDULER", os.path.join(REPO, "build", "cmd", "shepherd-scheduler"))
+    "SHEPHERD_SCHEDULER", os.path.join(os.path.dirname(SERVER_BIN), "shepherd-scheduler"))
 STARTUP_TIMEOUT = 30.0
 STOP_GRACE = 10.0
 
-# The fake worker nodes of the test cluster (see the module doc).
+# The worker nodes of the test cluster (see the module doc).
 WORKER_NODES = ["conformance-worker-0", "conformance-worker-1"]
-WORKER_RESOURCES = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+NODE_READY_TIMEOUT = 60.0
 # What shepherd-scheduler logs once its informers have synced (cmd/scheduler_main.cc).
 SCHEDULER_SYNCED = b"has synced"
 TEST_TIMEOUT = int(os.environ.get("SHEPHERD_CONFORMANCE_TEST_TIMEOUT", "150"))
@@ -201,35 +207,29 @@ class ShepherdScheduler:
         return _stop_process(self.proc)
 
 
-def register_worker_nodes(base_url):
-    """Create the fake worker nodes through the API and check what the server kept."""
+def wait_nodes_ready(base_url, names):
+    """Until every node is registered with Ready=True and allocatable cpu, memory and pods."""
     api = new_api_client(base_url)
     try:
         core = client.CoreV1Api(api)
-        for name in WORKER_NODES:
-            now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
-            node = client.V1Node(
-                metadata=client.V1ObjectMeta(name=name,
-                                             labels={"kubernetes.io/hostname": name}),
-                spec=client.V1NodeSpec(),
-                status=client.V1NodeStatus(
-                    capacity=dict(WORKER_RESOURCES),
-                    allocatable=dict(WORKER_RESOURCES),
-                    conditions=[client.V1NodeCondition(
-                        type="Ready", status="True", reason="KubeletReady",
-                        message="fake worker node of the conformance harness (no kubelet)",
-                        last_heartbeat_time=now, last_transition_time=now)]))
-            try:
-                got = core.create_node(node)
-            except ApiException as err:
-                raise RuntimeError("registering node %s failed: %s"
-                                   % (name, describe_error(err)))
-            status = got.status
-            ready = [c for c in (status.conditions if status else None) or []
-                     if c.type == "Ready" and c.status == "True"]
-            if not status or status.allocatable != WORKER_RESOURCES or not ready:
-                raise RuntimeError("node %s was not stored with the status it was created with: "
-                                   "%s" % (name, status))
+        deadline = time.monotonic() + NODE_READY_TIMEOUT
+        pending = set(names)
+        while pending:
+            for name in sorted(pending):
+                try:
+                    node = core.read_node(name)
+                except ApiException:
+                    continue
+                status = node.status
+                ready = [c for c in (status.conditions if status else None) or []
+                         if c.type == "Ready" and c.status == "True"]
+                alloc = (status.allocatable if status else None) or {}
+                if ready and all(k in alloc for k in ("cpu", "memory", "pods")):
+                    pending.discard(name)
+            if pending and time.monotonic() > deadline:
+                raise RuntimeError("nodes %s not Ready within %ss" % (sorted(pending), NODE_READY_TIMEOUT))
+            if pending:
+                time.sleep(0.1)
     finally:
         api.close()
 
@@ -242,23 +242,39 @@ def shepherd():
     if not os.access(SCHEDULER_BIN, os.X_OK):
         pytest.fail("shepherd-scheduler binary not found at %s (set SHEPHERD_SCHEDULER)"
                     % SCHEDULER_BIN, pytrace=False)
-    workdir = tempfile.mkdtemp(prefix="shepherd-conformance-")
+    if not os.access(real_node.kubelet_bin(), os.X_OK):
+        pytest.fail("kubelet-lite binary not found at %s (set SHEPHERD_KUBELET)"
+                    % real_node.kubelet_bin(), pytrace=False)
+    workdir = tempfile.mkdtemp(prefix="shepherd-conf-")
     server = ShepherdServer(workdir)
     scheduler = None
+    nodes = []
     try:
         server.start()
         print("\nshepherd-apiserver pid %d on %s (log %s)"
               % (server.proc.pid, server.base_url, server.log_path))
-        register_worker_nodes(server.base_url)
+        nodes = real_node.start_nodes(workdir, WORKER_NODES, server.base_url)
+        wait_nodes_ready(server.base_url, WORKER_NODES)
         server.worker_nodes = list(WORKER_NODES)
+        server.nodes = nodes
         scheduler = ShepherdScheduler(workdir, server.base_url)
         server.scheduler = scheduler
         scheduler.start()
         print("shepherd-scheduler pid %d (log %s); worker nodes %s"
-              % (scheduler.proc.pid, scheduler.log_path, ", ".join(WORKER_NODES)))
+              % (scheduler.proc.pid, scheduler.log_path,
+                 ", ".join("%s (kubelet pid %d, subnet %s)" % (n.name, n.proc.pid, n.subnet)
+                           for n in nodes)))
         yield server
     finally:
         exited = []
+        for node in nodes:
+            if node.proc is not None and node.proc.poll() is not None:
+                exited.append("kubelet-lite %s had exited by itself with status %s:\n%s"
+                              % (node.name, node.proc.returncode, node.log_tail()))
+            try:
+                node.stop()
+            except Exception as err:  # keep stopping the rest
+                exited.append("stopping node %s failed: %s" % (node.name, err))
         for name, proc_owner in (("shepherd-scheduler", scheduler), ("shepherd-apiserver", server)):
             if proc_owner is None or proc_owner.proc is None:
                 continue

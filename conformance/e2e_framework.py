@@ -433,6 +433,13 @@ class Framework:
         for ns in self.namespaces_to_delete:
             name = ns.metadata.name
             by('Destroying namespace "%s" for this suite.' % name)
+            # Stand-in for the namespace controller (not built yet): the namespace's pods
+            # are deleted so the nodes stop their containers.
+            try:
+                self.core.delete_collection_namespaced_pod(name)
+            except ApiException as err:
+                if not is_not_found(err):
+                    errors[name] = describe_error(err)
             try:
                 self.core.delete_namespace(
                     name, body=client.V1DeleteOptions(propagation_policy="Background"))

@@ -203,6 +203,7 @@ void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Respond
     return createEphemeral(req, resp, s);
   }
   if (s.subresource == "scale") return scale(req, resp, s);
+  if (s.subresource == "log") return podLog(req, resp, s);
   if (m == "GET" || m == "HEAD") {
     if (item) return get(req, resp, s);
     if (req.queryBool("watch")) return watch(req, resp, s);

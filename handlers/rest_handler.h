@@ -44,6 +44,7 @@ class RestHandler {
 
   // pods/binding and the legacy core/v1 bindings (binding.cc).
   void bind(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  void podLog(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
 
   WatchRegistry& watches_;
   registry::Registry& registry_;

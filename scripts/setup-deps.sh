@@ -9,6 +9,9 @@ packages=(
   # libraries (see docs/adr for why each one)
   libboost1.81-dev rapidjson-dev libyaml-cpp-dev libsqlite3-dev libssl-dev
   libcurl4-openssl-dev libgtest-dev libgmock-dev
+  # kubelet-lite: CRI over gRPC, containerd + runc + CNI, images built offline
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  containerd runc containernetworking-plugins busybox-static iproute2
   # test clients and tools
   python3-kubernetes python3-pytest python3-yaml curl sqlite3
 )

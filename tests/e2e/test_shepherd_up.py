@@ -1,81 +1,107 @@
-"""`shepherd up`: starts the cluster, writes a working kubeconfig, stops cleanly."""
+"""`shepherd up`: starts the API server, scheduler, containerd and one real node; a
+`kubectl run` pod runs and logs; deleting it removes its containers, sandbox and cgroups;
+stopping leaves nothing running."""
 import os
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
+import real_node  # noqa: E402
+
 KUBECTL = "/usr/lib/google-cloud-sdk/bin/kubectl.1.33"
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _logs(data):
+    detail = ""
+    logs = os.path.join(data, "logs")
+    for name in sorted(os.listdir(logs)):
+        with open(os.path.join(logs, name), errors="replace") as f:
+            detail += "\n--- %s ---\n%s" % (name, f.read()[-3000:])
+    return detail
 
 
-def test_shepherd_up_serves_and_stops_cleanly():
-    apiserver = os.environ.get("SHEPHERD_APISERVER", os.path.join(REPO, "build", "cmd", "shepherd-apiserver"))
-    shepherd = os.path.join(os.path.dirname(apiserver), "shepherd")
-    with tempfile.TemporaryDirectory() as data:
-        port = _free_port()
-        proc = subprocess.Popen([shepherd, "up", "--data-dir", data, "--port", str(port)],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def test_shepherd_up_runs_a_real_pod_and_stops_cleanly():
+    shepherd = os.path.join(real_node.bin_dir(), "shepherd")
+    # Short path: containerd's socket lives under the data dir.
+    with tempfile.TemporaryDirectory(prefix="shup-") as data:
+        port = real_node.free_port()
+        kubelet_port = real_node.free_port()
+        subnet = real_node.free_subnets(1)[0]
+        bridge = real_node.free_bridge_name()
+        proc = subprocess.Popen([shepherd, "up", "--data-dir", data, "--port", str(port),
+                                 "--kubelet-port", str(kubelet_port), "--pod-subnet", subnet,
+                                 "--bridge", bridge, "--node-name", "up-node"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=dict(os.environ, SHEPHERD_IMAGES_DIR=real_node.images_dir()))
+        env = dict(os.environ, HOME=data)
+        kubeconfig = os.path.join(data, "kubeconfig")
+
+        def kubectl(*args, check=True, timeout=60):
+            out = subprocess.run([KUBECTL, "--kubeconfig", kubeconfig] + list(args),
+                                 capture_output=True, text=True, env=env, timeout=timeout)
+            if check:
+                assert out.returncode == 0, "kubectl %s: %s%s" % (" ".join(args), out.stderr, _logs(data))
+            return out
+
+        sock = os.path.join(data, "containerd", "containerd.sock")
         try:
-            kubeconfig = os.path.join(data, "kubeconfig")
-            deadline = time.time() + 60
+            deadline = time.time() + 90
             while not os.path.exists(kubeconfig) and time.time() < deadline:
                 assert proc.poll() is None, proc.stdout.read()
                 time.sleep(0.1)
-            assert os.path.exists(kubeconfig), "no kubeconfig within 60 s"
+            assert os.path.exists(kubeconfig), "no kubeconfig within 90 s"
             assert os.stat(kubeconfig).st_mode & 0o077 == 0, "kubeconfig must not be readable by others"
-            env = dict(os.environ, HOME=data)
-            out = subprocess.run([KUBECTL, "--kubeconfig", kubeconfig, "get", "namespaces", "-o", "name"],
-                                 capture_output=True, text=True, env=env, timeout=60)
-            assert out.returncode == 0, out.stderr
-            assert "namespace/kube-system" in out.stdout.split()
-            out = subprocess.run([KUBECTL, "--kubeconfig", kubeconfig, "create", "configmap", "up-check",
-                                  "--from-literal=a=b"], capture_output=True, text=True, env=env, timeout=60)
-            assert out.returncode == 0, out.stderr
-            # The scheduler runs too: a pod is bound to a (registered) node.
-            node = ("apiVersion: v1\nkind: Node\nmetadata:\n  name: up-node\nstatus:\n"
-                    "  allocatable: {cpu: '4', memory: 8Gi, pods: '110'}\n"
-                    "  conditions:\n  - {type: Ready, status: 'True'}\n")
-            out = subprocess.run([KUBECTL, "--kubeconfig", kubeconfig, "create", "-f", "-"], input=node,
-                                 capture_output=True, text=True, env=env, timeout=60)
-            assert out.returncode == 0, out.stderr
-            out = subprocess.run([KUBECTL, "--kubeconfig", kubeconfig, "run", "up-pod", "--image=busybox"],
-                                 capture_output=True, text=True, env=env, timeout=60)
-            assert out.returncode == 0, out.stderr
-            bound = ""
-            deadline = time.time() + 15
-            while not bound and time.time() < deadline:
-                bound = subprocess.run([KUBECTL, "--kubeconfig", kubeconfig, "get", "pod", "up-pod", "-o",
-                                        "jsonpath={.spec.nodeName}"], capture_output=True, text=True, env=env,
-                                       timeout=60).stdout
+            assert "namespace/kube-system" in kubectl("get", "namespaces", "-o", "name").stdout.split()
+            # The node registers and becomes Ready.
+            kubectl("wait", "--for=condition=Ready", "node/up-node", "--timeout=60s")
+            # The acceptance scenario (the shell traps TERM so deletion need not wait for
+            # the 30 s grace period; a plain `sh -c` would be killed after it).
+            kubectl("run", "hello", "--image=busybox", "--",
+                    "sh", "-c", "trap 'exit 0' TERM; echo hello; sleep 3600 & wait")
+            kubectl("wait", "--for=condition=Ready", "pod/hello", "--timeout=60s")
+            pod_ip = kubectl("get", "pod", "hello", "-o", "jsonpath={.status.podIP}").stdout
+            assert pod_ip.startswith(subnet.rsplit(".", 1)[0] + "."), pod_ip
+            assert kubectl("get", "pod", "hello", "-o", "jsonpath={.spec.nodeName}").stdout == "up-node"
+            deadline = time.time() + 10
+            logs = ""
+            while logs != "hello\n" and time.time() < deadline:
+                logs = kubectl("logs", "hello").stdout
                 time.sleep(0.2)
-            if bound != "up-node":
-                logs = os.path.join(data, "logs")
-                detail = ""
-                for name in sorted(os.listdir(logs)):
-                    with open(os.path.join(logs, name), errors="replace") as f:
-                        detail += "\n--- %s ---\n%s" % (name, f.read()[-3000:])
-                raise AssertionError("pod not bound within 15 s" + detail)
+            assert logs == "hello\n", logs
+            uid = kubectl("get", "pod", "hello", "-o", "jsonpath={.metadata.uid}").stdout
+            ctr = ["ctr", "--address", sock, "-n", "k8s.io"]
+            running = subprocess.run(ctr + ["containers", "ls", "-q"], capture_output=True, text=True).stdout.split()
+            assert len(running) == 2, running  # the sandbox (pause) and hello
+            node = real_node.RealNode(data, "up-node", "", subnet)
+            assert node.pod_cgroups(uid), "no pod cgroup while it runs"
+            kubectl("delete", "pod", "hello", "--timeout=60s")
+            assert kubectl("get", "pod", "hello", check=False).returncode != 0
+            left = subprocess.run(ctr + ["containers", "ls", "-q"], capture_output=True, text=True).stdout.split()
+            assert left == [], left
+            assert node.pod_cgroups(uid) == []
+            assert not os.path.exists(os.path.join(data, "kubelet", "pods", uid))
         finally:
             proc.send_signal(signal.SIGTERM)
             try:
-                output, _ = proc.communicate(timeout=40)
+                output, _ = proc.communicate(timeout=60)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 output, _ = proc.communicate()
-                raise AssertionError("shepherd up did not stop within 40 s:\n" + output)
-        assert proc.returncode == 0, output
+                subprocess.run([real_node.CONTAINERD_SH, "stop", os.path.join(data, "containerd")])
+                raise AssertionError("shepherd up did not stop within 60 s:\n" + output)
+        assert proc.returncode == 0, output + _logs(data)
         assert "the cluster is up" in output and "shepherd: stopped" in output, output
-        # The API server logged an orderly shutdown.
+        # Orderly shutdown of each component, and nothing left running.
         with open(os.path.join(data, "logs", "apiserver.log")) as f:
             log = f.read()
         assert "shepherd-apiserver stopped" in log, log[-2000:]
         with open(os.path.join(data, "logs", "scheduler.log")) as f:
             assert "has synced" in f.read()
+        with open(os.path.join(data, "logs", "kubelet.log")) as f:
+            assert "stopping (containers keep running)" in f.read()
+        assert not os.path.exists(sock)
+        assert not os.path.exists("/sys/class/net/" + bridge), "the pod bridge is left behind"

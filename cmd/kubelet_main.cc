@@ -1,0 +1,214 @@
+// kubelet-lite: the node agent. Registers a Node, keeps its Lease and conditions fresh,
+// runs the pods bound to it through containerd's CRI (or the fake runtime), and serves
+// their logs on the kubelet port.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "client/kubeconfig.h"
+#include "common/flags.h"
+#include "common/log.h"
+#include "common/signals.h"
+#include "kubelet-lite/cri_client.h"
+#include "kubelet-lite/kubelet.h"
+#include "kubelet-lite/log_server.h"
+#include "kubelet-lite/node_status.h"
+
+using namespace shepherd;
+
+namespace {
+
+// nameserver/search/options from a resolv.conf, the pods' DNS under dnsPolicy Default.
+void readResolvConf(const std::string& path, kubelet::KubeletConfig& kc) {
+  std::ifstream f(path);
+  for (std::string line; std::getline(f, line);) {
+    std::stringstream ss(line);
+    std::string key;
+    ss >> key;
+    for (std::string v; ss >> v;) {
+      if (key == "nameserver")
+        kc.dns_servers.push_back(v);
+      else if (key == "search")
+        kc.dns_searches.push_back(v);
+      else if (key == "options")
+        kc.dns_options.push_back(v);
+    }
+  }
+}
+
+std::map<std::string, std::string> parseLabels(const std::string& s, std::string& error) {
+  std::map<std::string, std::string> out;
+  std::stringstream ss(s);
+  for (std::string kv; std::getline(ss, kv, ',');) {
+    if (kv.empty()) continue;
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      error = "--node-labels: \"" + kv + "\" is not key=value";
+      return {};
+    }
+    out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  flags.define("kubeconfig", "",
+               "Path to a kubeconfig with the API server's address and credentials (required).");
+  flags.define("hostname-override", "", "The node's name (default: the machine's hostname).");
+  flags.define("node-ip", "127.0.0.1",
+               "The node's InternalIP: pods' hostIP, and where the API server reaches the kubelet port.");
+  flags.define("address", "", "Address the kubelet port binds (default: --node-ip).");
+  flags.define("port", "10250", "The kubelet port (container logs, health).");
+  flags.define("runtime", "cri",
+               "cri: containers through containerd's CRI; fake: no containers (scale tests).");
+  flags.define("container-runtime-endpoint", "unix:///run/containerd/containerd.sock", "The CRI socket.");
+  flags.define("root-dir", "/var/lib/shepherd-kubelet", "Pod volumes and container logs live here.");
+  flags.define("cgroup-root", "/kubepods", "Absolute cgroup under which pod cgroups are made.");
+  flags.define("resolv-conf", "/etc/resolv.conf", "DNS configuration given to pods (empty: none).");
+  flags.define("node-labels", "", "Extra node labels, key=value,...");
+  flags.define("max-pods", "110", "Pods this node accepts (capacity.pods).");
+  flags.define("cpu", "", "Override the cpu capacity reported (e.g. for fake nodes).");
+  flags.define("memory", "", "Override the memory capacity reported.");
+  flags.define("fake-startup-ms", "100", "With --runtime=fake: delay before a pod is Running.");
+  flags.define("node-lease-duration-seconds", "40", "leaseDurationSeconds of the node's Lease.");
+  flags.define("node-status-update-frequency", "10", "Seconds between lease renewals.");
+  flags.define("v", "0", "Log verbosity.");
+  flags.define("help", "false", "Show this help.", true);
+  if (int rc = flags.parseMain(argc, argv, "kubelet-lite", "kubelet-lite --kubeconfig FILE [flags]",
+                               {"kubeconfig"});
+      rc >= 0)
+    return rc;
+  std::string error;
+  std::string runtimeMode = flags.get("runtime");
+  if (runtimeMode != "cri" && runtimeMode != "fake") {
+    std::fprintf(stderr, "kubelet-lite: --runtime must be cri or fake\n");
+    return 2;
+  }
+  auto labels = parseLabels(flags.get("node-labels"), error);
+  if (!error.empty()) {
+    std::fprintf(stderr, "kubelet-lite: %s\n", error.c_str());
+    return 2;
+  }
+  auto cfg = client::loadKubeconfig(flags.get("kubeconfig"));
+  if (!cfg) {
+    std::fprintf(stderr, "kubelet-lite: %s\n", cfg.error().message.c_str());
+    return 1;
+  }
+  cfg->user_agent = "kubelet-lite/v0.1";
+  sigset_t set = blockTerminationSignals();
+
+  std::string nodeName = flags.get("hostname-override");
+  if (nodeName.empty()) {
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    nodeName = host;
+  }
+  bool fake = runtimeMode == "fake";
+  client::RestClient rest(cfg.value());
+
+  // The runtime first: without it the node cannot run anything.
+  std::unique_ptr<kubelet::CriClient> cri;
+  std::string runtimeVersion = "fake://0.1.0";
+  if (!fake) {
+    cri = std::make_unique<kubelet::CriClient>(flags.get("container-runtime-endpoint"));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (true) {
+      auto v = cri->version();
+      if (v) {
+        runtimeVersion = v->runtime_name() + "://" + v->runtime_version();
+        break;
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        std::fprintf(stderr, "kubelet-lite: container runtime at %s is not answering: %s\n",
+                     flags.get("container-runtime-endpoint").c_str(), v.error().message.c_str());
+        return 1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+
+  kubelet::NodeConfig nc;
+  nc.name = nodeName;
+  nc.internal_ip = flags.get("node-ip");
+  nc.kubelet_port = flags.getInt("port");
+  nc.labels = labels;
+  nc.runtime_version = runtimeVersion;
+  nc.max_pods = flags.getInt("max-pods");
+  nc.cpu = flags.get("cpu");
+  nc.memory = flags.get("memory");
+  nc.lease_seconds = flags.getInt("node-lease-duration-seconds");
+  nc.renew_interval_seconds = std::max(1, flags.getInt("node-status-update-frequency"));
+  std::string rootDir = flags.get("root-dir");
+  kubelet::MachineResources machine = kubelet::detectMachine(rootDir);
+  kubelet::NodeAgent node(rest, nc, machine);
+  while (!node.registerNode()) {
+    struct timespec ts {
+      1, 0
+    };
+    if (sigtimedwait(&set, nullptr, &ts) > 0) return 0;
+  }
+
+  kubelet::KubeletConfig kc;
+  kc.node_name = nodeName;
+  kc.node_ip = nc.internal_ip;
+  kc.root_dir = rootDir;
+  kc.cgroup_root = flags.get("cgroup-root");
+  kc.fake = fake;
+  kc.fake_startup_ms = flags.getInt("fake-startup-ms");
+  kc.node_cpu = nc.cpu.empty() ? std::to_string(machine.cpus) : nc.cpu;
+  kc.node_memory = nc.memory.empty() ? std::to_string(machine.memory_bytes) : nc.memory;
+  if (!flags.get("resolv-conf").empty()) readResolvConf(flags.get("resolv-conf"), kc);
+  kubelet::Kubelet kl(rest, cri.get(), kc);
+  while (!kl.start(10000)) LOG_WARN("kubelet-lite: waiting for the API server to list this node's pods");
+
+  std::string bind = flags.get("address").empty() ? nc.internal_ip : flags.get("address");
+  kubelet::LogServer logs(kl, bind, nc.kubelet_port);
+  if (auto port = logs.start(); !port) {
+    std::fprintf(stderr, "kubelet-lite: kubelet port: %s\n", port.error().message.c_str());
+    return 1;
+  }
+  node.start();
+  LOG_INFO("kubelet-lite: node " << nodeName << " ready (" << runtimeVersion << ", port " << nc.kubelet_port
+                                 << ")");
+
+  // Runtime health decides the node's Ready condition.
+  while (true) {
+    struct timespec ts {
+      5, 0
+    };
+    int sig = sigtimedwait(&set, nullptr, &ts);
+    if (sig == SIGINT || sig == SIGTERM) break;
+    if (!cri) continue;
+    auto st = cri->status();
+    if (!st) {
+      node.setReady(false, "KubeletNotReady", "container runtime is down: " + st.error().message);
+      continue;
+    }
+    bool runtimeReady = true, networkReady = true;
+    std::string why;
+    for (const auto& c : st->status().conditions()) {
+      if (c.status()) continue;
+      if (c.type() == "RuntimeReady") runtimeReady = false;
+      if (c.type() == "NetworkReady") networkReady = false;
+      why = c.type() + "=false reason:" + c.reason() + " message:" + c.message();
+    }
+    if (runtimeReady && networkReady)
+      node.setReady(true, "KubeletReady", "kubelet-lite is posting ready status");
+    else
+      node.setReady(false, "KubeletNotReady", "container runtime not ready: " + why);
+  }
+  LOG_INFO("kubelet-lite: stopping (containers keep running)");
+  node.stop();
+  logs.stop();
+  kl.stop();
+  return 0;
+}

@@ -1,0 +1,11 @@
+// Percent-encoding of one URL component (RFC 3986 unreserved characters stay as they are).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace shepherd {
+
+std::string urlEncode(std::string_view s);
+
+}  // namespace shepherd

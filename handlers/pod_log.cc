@@ -1,0 +1,240 @@
+// pods/log (GET .../pods/{name}/log): validates PodLogOptions, picks the container as
+// upstream does, and relays the response of the node's kubelet port
+// (/containerLogs/{ns}/{pod}/{container}) — streaming, so `kubectl logs -f` follows.
+#include <poll.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "common/clock.h"
+#include "common/url.h"
+#include "handlers/rest_handler.h"
+#include "handlers/status.h"
+
+namespace shepherd::handlers {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+namespace net = boost::asio;
+
+namespace {
+
+struct LogRequest {
+  std::string container;
+  std::string query;  // forwarded to the kubelet
+};
+
+// PodLogOptions from the query, validated as upstream's ValidatePodLogOptions.
+Result<LogRequest> parseLogOptions(const http::Request& req, const std::string& pod) {
+  LogRequest out;
+  out.container = req.queryValue("container");
+  std::vector<StatusCause> causes;
+  auto number = [&](const char* key) -> Result<std::optional<int64_t>> {
+    if (!req.hasQuery(key)) return std::optional<int64_t>();
+    std::string text(req.queryValue(key));
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno == ERANGE)
+      return ApiError::badRequest("unable to parse the query parameter " + std::string(key) + ": \"" + text +
+                                  "\" is not an integer");
+    return std::optional<int64_t>(v);
+  };
+  auto tail = number("tailLines");
+  if (!tail) return tail.error();
+  auto limit = number("limitBytes");
+  if (!limit) return limit.error();
+  auto since = number("sinceSeconds");
+  if (!since) return since.error();
+  if (*tail && **tail < 0)
+    causes.push_back({"FieldValueInvalid",
+                      "Invalid value: " + std::to_string(**tail) + ": must be greater than or equal to 0",
+                      "tailLines"});
+  if (*limit && **limit < 1)
+    causes.push_back({"FieldValueInvalid",
+                      "Invalid value: " + std::to_string(**limit) + ": must be greater than 0",
+                      "limitBytes"});
+  if (*since && req.hasQuery("sinceTime"))
+    causes.push_back({"FieldValueForbidden",
+                      "Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified", ""});
+  else if (*since && **since < 1)
+    causes.push_back({"FieldValueInvalid",
+                      "Invalid value: " + std::to_string(**since) + ": must be greater than 0",
+                      "sinceSeconds"});
+  if (req.hasQuery("sinceTime") && !clock::parseRfc3339(req.queryValue("sinceTime")))
+    return ApiError::badRequest("unable to parse the query parameter sinceTime: \"" +
+                                std::string(req.queryValue("sinceTime")) + "\" is not an RFC 3339 time");
+  if (!causes.empty()) return ApiError::invalid("", "PodLogOptions", pod, causes);
+  for (const char* key : {"follow", "previous", "timestamps"})
+    if (req.queryBool(key)) out.query += std::string(out.query.empty() ? "?" : "&") + key + "=true";
+  if (*tail) out.query += std::string(out.query.empty() ? "?" : "&") + "tailLines=" + std::to_string(**tail);
+  if (*limit)
+    out.query += std::string(out.query.empty() ? "?" : "&") + "limitBytes=" + std::to_string(**limit);
+  if (*since)
+    out.query += std::string(out.query.empty() ? "?" : "&") + "sinceSeconds=" + std::to_string(**since);
+  if (req.hasQuery("sinceTime"))
+    out.query +=
+        std::string(out.query.empty() ? "?" : "&") + "sinceTime=" + urlEncode(req.queryValue("sinceTime"));
+  return out;
+}
+
+std::string containerNames(const json::Value& pod, const char* list) {
+  std::string out;
+  if (const json::Value* cs = json::findPath(pod, {"spec", list}); cs && cs->IsArray())
+    for (auto& c : cs->GetArray()) out += (out.empty() ? "" : " ") + std::string(json::getString(c, "name"));
+  return out;
+}
+
+bool hasContainer(const json::Value& pod, const std::string& name) {
+  for (const char* list : {"containers", "initContainers", "ephemeralContainers"})
+    if (const json::Value* cs = json::findPath(pod, {"spec", list}); cs && cs->IsArray())
+      for (auto& c : cs->GetArray())
+        if (json::getString(c, "name") == name) return true;
+  return false;
+}
+
+// A kubelet's error answer (plain text) as the API server reports it.
+ApiError kubeletError(int code, const std::string& body, const std::string& pod) {
+  std::string text = body;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (code == 400) return ApiError::badRequest(text);
+  if (code == 500) return ApiError::internal(text);
+  if (code == 404) {
+    ApiError e = ApiError::make(404, "NotFound",
+                                text.empty() ? "the server could not find the requested resource" : text);
+    e.kind = "pods/log";
+    e.name = pod;
+    return e;
+  }
+  return ApiError::make(code, "InternalError", "the kubelet answered " + std::to_string(code) + ": " + text);
+}
+
+}  // namespace
+
+void RestHandler::podLog(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                         const RequestScope& s) {
+  if (req.method != "GET")
+    return resp->send(errorResponse(ApiError::methodNotSupported("", "pods/log", req.method)));
+  auto opts = parseLogOptions(req, s.name);
+  if (!opts) return resp->send(errorResponse(opts.error()));
+  auto obj = s.store->get(s.ns, s.name);
+  if (!obj) return resp->send(errorResponse(obj.error()));
+  json::Document pod;
+  pod.Parse(obj.value()->json.data(), obj.value()->json.size());
+  std::string container = opts->container;
+  if (container.empty()) {
+    const json::Value* cs = json::findPath(pod, {"spec", "containers"});
+    size_t n = cs && cs->IsArray() ? cs->Size() : 0;
+    if (n == 1) {
+      container = json::getString((*cs)[0], "name");
+    } else if (n == 0) {
+      return resp->send(
+          errorResponse(ApiError::badRequest("a container name must be specified for pod " + s.name)));
+    } else {
+      std::string msg = "a container name must be specified for pod " + s.name + ", choose one of: [" +
+                        containerNames(pod, "containers") + "]";
+      std::string init = containerNames(pod, "initContainers");
+      if (!init.empty()) msg += " or one of the init containers: [" + init + "]";
+      return resp->send(errorResponse(ApiError::badRequest(msg)));
+    }
+  } else if (!hasContainer(pod, container)) {
+    return resp->send(
+        errorResponse(ApiError::badRequest("container " + container + " is not valid for pod " + s.name)));
+  }
+  http::Headers textHeaders{{"Content-Type", "text/plain"}};
+  std::string nodeName(json::getStringPath(pod, {"spec", "nodeName"}));
+  if (nodeName.empty()) {  // not scheduled: no logs yet
+    http::Response r;
+    r.headers = textHeaders;
+    return resp->send(std::move(r));
+  }
+  registry::Store* nodes = registry_.store("", "v1", "nodes");
+  auto node =
+      nodes ? nodes->get("", nodeName) : Result<storage::ObjectPtr>(ApiError::internal("no node store"));
+  if (!node) return resp->send(errorResponse(node.error()));
+  json::Document nd;
+  nd.Parse(node.value()->json.data(), node.value()->json.size());
+  std::string host;
+  if (const json::Value* addrs = json::findPath(nd, {"status", "addresses"}); addrs && addrs->IsArray()) {
+    for (auto& a : addrs->GetArray())
+      if (json::getString(a, "type") == "InternalIP") host = json::getString(a, "address");
+  }
+  auto port = json::findPath(nd, {"status", "daemonEndpoints", "kubeletEndpoint", "Port"});
+  if (host.empty() || !port || !port->IsInt() || port->GetInt() <= 0)
+    return resp->send(errorResponse(
+        ApiError::badRequest("node " + nodeName + " has no InternalIP address and kubelet port")));
+
+  // Relay. The socket is polled so a client that goes away ends the relay even while the
+  // kubelet has nothing to send (a quiet `logs -f`).
+  net::io_context ioc;
+  beast::tcp_stream stream(ioc);
+  beast::error_code ec;
+  net::ip::tcp::resolver resolver(ioc);
+  auto endpoints = resolver.resolve(host, std::to_string(port->GetInt()), ec);
+  if (!ec) {
+    stream.expires_after(std::chrono::seconds(5));
+    stream.connect(endpoints, ec);
+  }
+  if (ec)
+    return resp->send(errorResponse(ApiError::make(
+        503, "ServiceUnavailable", "the kubelet of node " + nodeName + " is unreachable: " + ec.message())));
+  std::string target = "/containerLogs/" + urlEncode(s.ns) + "/" + urlEncode(s.name) + "/" +
+                       urlEncode(container) + opts->query;
+  bhttp::request<bhttp::empty_body> out(bhttp::verb::get, target, 11);
+  out.set(bhttp::field::host, host);
+  out.set(bhttp::field::connection, "close");
+  bhttp::write(stream, out, ec);
+  beast::flat_buffer buf;
+  bhttp::response_parser<bhttp::buffer_body> parser;
+  parser.body_limit(boost::none);
+  if (!ec) {
+    stream.expires_after(std::chrono::seconds(30));
+    bhttp::read_header(stream, buf, parser, ec);
+  }
+  if (ec)
+    return resp->send(errorResponse(ApiError::make(
+        503, "ServiceUnavailable", "reading logs from node " + nodeName + " failed: " + ec.message())));
+  stream.expires_never();
+  int code = parser.get().result_int();
+  char piece[16384];
+  auto readPiece = [&](size_t& got) {
+    parser.get().body().data = piece;
+    parser.get().body().size = sizeof piece;
+    bhttp::read_some(stream, buf, parser, ec);
+    if (ec == bhttp::error::need_buffer) ec = {};
+    got = sizeof piece - parser.get().body().size;
+  };
+  if (code != 200) {
+    std::string body;
+    stream.expires_after(std::chrono::seconds(10));
+    while (!parser.is_done() && !ec && body.size() < 50 * 1024) {
+      size_t got = 0;
+      readPiece(got);
+      body.append(piece, got);
+    }
+    return resp->send(errorResponse(kubeletError(code, body, s.name)));
+  }
+  auto writer = resp->startStream(200, textHeaders);
+  int fd = stream.socket().native_handle();
+  while (!parser.is_done() && !writer->closed()) {
+    if (buf.size() == 0) {
+      pollfd p{fd, POLLIN, 0};
+      int r = ::poll(&p, 1, 250);
+      if (r == 0) continue;
+      if (r < 0 && errno != EINTR) break;
+    }
+    size_t got = 0;
+    readPiece(got);
+    if (got > 0) {
+      http::Chunk c;
+      c.data.assign(piece, got);
+      if (!writer->write(std::move(c))) break;
+    }
+    if (ec) break;
+  }
+  writer->finish();
+}
+
+}  // namespace shepherd::handlers

@@ -1,0 +1,48 @@
+// CriClient: kubelet-lite's connection to the container runtime (containerd's CRI,
+// runtime.v1 over a unix socket). Each call has a deadline and returns a Result; gRPC
+// errors become ApiError with the gRPC status in the message.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api.grpc.pb.h"
+#include "common/api_error.h"
+
+namespace shepherd::kubelet {
+
+// Thread-safety: the stubs are thread-safe; so is every method.
+class CriClient {
+ public:
+  explicit CriClient(const std::string& endpoint);  // "unix:///path/to/containerd.sock"
+
+  Result<runtime::v1::VersionResponse> version();
+  Result<runtime::v1::StatusResponse> status();
+  Result<std::string> runPodSandbox(const runtime::v1::PodSandboxConfig& config);
+  Status stopPodSandbox(const std::string& id);
+  Status removePodSandbox(const std::string& id);
+  Result<runtime::v1::PodSandboxStatusResponse> podSandboxStatus(const std::string& id);
+  Result<std::vector<runtime::v1::PodSandbox>> listPodSandbox(const runtime::v1::PodSandboxFilter& filter);
+  Result<std::string> createContainer(const std::string& sandbox_id,
+                                      const runtime::v1::ContainerConfig& config,
+                                      const runtime::v1::PodSandboxConfig& sandbox_config);
+  Status startContainer(const std::string& id);
+  Status stopContainer(const std::string& id, int64_t timeout_seconds);
+  Status removeContainer(const std::string& id);
+  Result<runtime::v1::ContainerStatus> containerStatus(const std::string& id);
+  Result<std::vector<runtime::v1::Container>> listContainers(const runtime::v1::ContainerFilter& filter);
+  Result<runtime::v1::ExecSyncResponse> execSync(const std::string& id, const std::vector<std::string>& cmd,
+                                                 int64_t timeout_seconds);
+  Status reopenContainerLog(const std::string& id);
+  // The image's record, or an empty optional-like Image (id "") when it is not present.
+  Result<runtime::v1::Image> imageStatus(const std::string& image);
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<runtime::v1::RuntimeService::Stub> runtime_;
+  std::unique_ptr<runtime::v1::ImageService::Stub> images_;
+};
+
+}  // namespace shepherd::kubelet

@@ -1,0 +1,67 @@
+#include "kubelet-lite/cri_log.h"
+
+#include "common/clock.h"
+
+namespace shepherd::kubelet {
+
+std::vector<LogLine> parseCriLog(const std::string& content) {
+  std::vector<LogLine> out;
+  parseCriLogComplete(content, out);
+  return out;
+}
+
+size_t parseCriLogComplete(std::string_view content, std::vector<LogLine>& out) {
+  std::string partial;
+  size_t start = 0, consumed = 0;
+  while (start < content.size()) {
+    size_t nl = content.find('\n', start);
+    if (nl == std::string::npos) break;  // an incomplete record is still being written
+    std::string_view rec(content.data() + start, nl - start);
+    start = nl + 1;
+    // Split on the first three spaces (timestamps have no spaces).
+    size_t s1 = rec.find(' ');
+    if (s1 == std::string_view::npos) continue;
+    size_t s2 = rec.find(' ', s1 + 1);
+    if (s2 == std::string_view::npos) continue;
+    size_t s3 = rec.find(' ', s2 + 1);
+    std::string_view tag =
+        rec.substr(s2 + 1, s3 == std::string_view::npos ? std::string_view::npos : s3 - s2 - 1);
+    std::string_view text = s3 == std::string_view::npos ? std::string_view() : rec.substr(s3 + 1);
+    partial.append(text);
+    if (tag == "P") continue;
+    consumed = start;
+    LogLine l;
+    l.time = std::string(rec.substr(0, s1));
+    l.stream = std::string(rec.substr(s1 + 1, s2 - s1 - 1));
+    l.text = partial + "\n";
+    partial.clear();
+    out.push_back(std::move(l));
+  }
+  return consumed;
+}
+
+std::string renderLog(const std::vector<LogLine>& lines, const LogOptions& opts) {
+  size_t first = 0;
+  if (opts.since) {
+    while (first < lines.size()) {
+      auto t = clock::parseRfc3339(lines[first].time);
+      if (t && *t >= *opts.since) break;
+      ++first;
+    }
+  }
+  if (opts.tail_lines && *opts.tail_lines >= 0 &&
+      lines.size() - first > static_cast<size_t>(*opts.tail_lines))
+    first = lines.size() - static_cast<size_t>(*opts.tail_lines);
+  std::string out;
+  for (size_t i = first; i < lines.size(); ++i) {
+    if (opts.timestamps) out += lines[i].time + " ";
+    out += lines[i].text;
+    if (opts.limit_bytes && static_cast<int64_t>(out.size()) >= *opts.limit_bytes) {
+      out.resize(static_cast<size_t>(*opts.limit_bytes));
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace shepherd::kubelet

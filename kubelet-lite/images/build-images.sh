@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# Builds the OCI image archives kubelet-lite's pods run from, offline, from Debian packages:
+#
+#   OUTDIR/busybox.tar  docker.io/library/busybox:latest and docker.io/library/busybox:1.36
+#                       (/bin/busybox from busybox-static + applet symlinks in /bin,
+#                       /etc/passwd and /etc/group with root and nobody; Cmd ["sh"])
+#   OUTDIR/pause.tar    registry.k8s.io/pause:3.10 (static /pause from pause.c beside
+#                       this script; Entrypoint ["/pause"], User 65535:65535)
+#   OUTDIR/images.txt   one "archive<TAB>reference<TAB>manifest-digest" line per reference
+#
+# Import with: ctr --address SOCK -n k8s.io images import OUTDIR/busybox.tar
+#
+# Each archive is an OCI image layout in a tar: oci-layout, index.json (entries annotated
+# with io.containerd.image.name), blobs/sha256/<hex> (uncompressed layer tar, config JSON,
+# manifest JSON). Every mtime, owner and ordering is fixed, so the same inputs give the same
+# digests on every build. If OUTDIR already holds archives built from the same inputs
+# (this script, pause.c, the busybox binary, the compiler) nothing is rebuilt.
+#
+# Usage: build-images.sh OUTDIR     (needs gcc with static glibc, busybox-static, python3)
+set -euo pipefail
+
+if [ $# -ne 1 ] || [ "${1:0:1}" = "-" ]; then
+  echo "usage: $0 OUTDIR" >&2
+  exit 2
+fi
+OUTDIR=$1
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BUSYBOX=${BUSYBOX:-/bin/busybox}
+CC=${CC:-gcc}
+
+for tool in "$CC" python3 sha256sum flock; do
+  command -v "$tool" >/dev/null || { echo "build-images: $tool not found" >&2; exit 1; }
+done
+if [ ! -x "$BUSYBOX" ] || ! "$BUSYBOX" --list >/dev/null 2>&1; then
+  echo "build-images: $BUSYBOX is not a busybox binary (apt-get install busybox-static)" >&2
+  exit 1
+fi
+if command -v readelf >/dev/null && LC_ALL=C readelf -l "$BUSYBOX" 2>/dev/null | grep INTERP >/dev/null; then
+  echo "build-images: $BUSYBOX is dynamically linked; the image needs busybox-static" >&2
+  exit 1
+fi
+
+mkdir -p "$OUTDIR"
+OUTDIR=$(cd "$OUTDIR" && pwd)
+
+# Concurrent builds into one OUTDIR (two nodes starting at once) take turns.
+exec 9>"$OUTDIR/.lock"
+flock 9
+
+# Everything the output depends on goes into the stamp.
+# (No `| grep -q` or `| head` under pipefail here: an early exit would SIGPIPE the writer.)
+stamp=$( {
+  sha256sum "$HERE/build-images.sh" "$HERE/pause.c" "$BUSYBOX" | cut -d' ' -f1
+  "$CC" -dumpmachine
+  "$CC" -dumpfullversion
+  uname -m
+} | sha256sum | cut -d' ' -f1)
+
+if [ -f "$OUTDIR/.stamp" ] && [ "$(cat "$OUTDIR/.stamp")" = "$stamp" ] &&
+   [ -s "$OUTDIR/busybox.tar" ] && [ -s "$OUTDIR/pause.tar" ] && [ -s "$OUTDIR/images.txt" ]; then
+  echo "build-images: up to date in $OUTDIR"
+  exit 0
+fi
+
+work=$(mktemp -d "$OUTDIR/.build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# The pause binary. -s drops the symbol table (which names the source path), so the
+# bytes depend only on pause.c and the toolchain.
+nice -n 10 "$CC" -static -O2 -s -o "$work/pause" "$HERE/pause.c"
+
+nice -n 10 python3 - "$work" "$OUTDIR" "$BUSYBOX" <<'PY'
+import hashlib, io, json, os, platform, sys, tarfile
+
+work, outdir, busybox = sys.argv[1], sys.argv[2], sys.argv[3]
+
+EPOCH = 1704067200                      # 2024-01-01T00:00:00Z: every mtime and "created"
+CREATED = "2024-01-01T00:00:00Z"
+ARCH = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm", "ppc64le": "ppc64le",
+        "s390x": "s390x", "riscv64": "riscv64"}.get(platform.machine(), platform.machine())
+PATH_ENV = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+MT_INDEX = "application/vnd.oci.image.index.v1+json"
+MT_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+MT_CONFIG = "application/vnd.oci.image.config.v1+json"
+MT_LAYER = "application/vnd.oci.image.layer.v1.tar"
+
+
+def canon(obj):
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
+def sha(data):
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+class Tar:
+    """A tar written in memory with fixed owners and mtimes, entries in the order added."""
+
+    def __init__(self):
+        self.buf = io.BytesIO()
+        self.tar = tarfile.open(fileobj=self.buf, mode="w", format=tarfile.GNU_FORMAT)
+
+    def _info(self, name, kind, mode):
+        ti = tarfile.TarInfo(name)
+        ti.type, ti.mode, ti.mtime = kind, mode, EPOCH
+        ti.uid = ti.gid = 0
+        ti.uname = ti.gname = ""
+        return ti
+
+    def dir(self, name, mode=0o755):
+        self.tar.addfile(self._info(name.rstrip("/") + "/", tarfile.DIRTYPE, mode))
+
+    def file(self, name, data, mode=0o644):
+        ti = self._info(name, tarfile.REGTYPE, mode)
+        ti.size = len(data)
+        self.tar.addfile(ti, io.BytesIO(data))
+
+    def symlink(self, name, target):
+        ti = self._info(name, tarfile.SYMTYPE, 0o777)
+        ti.linkname = target
+        self.tar.addfile(ti)
+
+    def bytes(self):
+        self.tar.close()
+        return self.buf.getvalue()
+
+
+def write_archive(path, layer, config, refs):
+    """One OCI layout tar holding one image (one layer) under every name in refs."""
+    diff_id = sha(layer)
+    config = dict(config)
+    config.update({"architecture": ARCH, "os": "linux", "created": CREATED,
+                   "rootfs": {"type": "layers", "diff_ids": [diff_id]}})
+    config_b = canon(config)
+    manifest_b = canon({
+        "schemaVersion": 2,
+        "mediaType": MT_MANIFEST,
+        "config": {"mediaType": MT_CONFIG, "digest": sha(config_b), "size": len(config_b)},
+        "layers": [{"mediaType": MT_LAYER, "digest": diff_id, "size": len(layer)}],
+    })
+    mdigest = sha(manifest_b)
+    index_b = canon({
+        "schemaVersion": 2,
+        "mediaType": MT_INDEX,
+        "manifests": [{
+            "mediaType": MT_MANIFEST, "digest": mdigest, "size": len(manifest_b),
+            "platform": {"architecture": ARCH, "os": "linux"},
+            "annotations": {"io.containerd.image.name": ref,
+                            "org.opencontainers.image.ref.name": ref.rsplit(":", 1)[1]},
+        } for ref in refs],
+    })
+    out = Tar()
+    out.file("oci-layout", canon({"imageLayoutVersion": "1.0.0"}))
+    out.file("index.json", index_b)
+    out.dir("blobs")
+    out.dir("blobs/sha256")
+    blobs = {diff_id: layer, sha(config_b): config_b, mdigest: manifest_b}
+    for digest in sorted(blobs):
+        out.file("blobs/sha256/" + digest.split(":", 1)[1], blobs[digest])
+    tmp = os.path.join(work, os.path.basename(path))
+    with open(tmp, "wb") as f:
+        f.write(out.bytes())
+    os.replace(tmp, path)
+    return mdigest
+
+
+lines = []
+
+# --- busybox -------------------------------------------------------------------------
+with open(busybox, "rb") as f:
+    bb = f.read()
+import subprocess
+applets = sorted(set(
+    a.strip() for a in subprocess.run([busybox, "--list"], check=True, capture_output=True,
+                                      text=True).stdout.split()
+    if a.strip() and "/" not in a and a.strip() != "busybox"))
+if "sh" not in applets:
+    sys.exit("build-images: busybox has no sh applet")
+
+layer = Tar()
+for d in ["bin", "dev", "etc", "home", "proc", "root", "sys", "tmp", "usr", "usr/bin",
+          "usr/sbin", "var", "var/spool", "var/spool/mail", "var/www"]:
+    layer.dir(d, {"root": 0o700, "tmp": 0o1777}.get(d, 0o755))
+layer.file("bin/busybox", bb, 0o755)
+for a in applets:
+    layer.symlink("bin/" + a, "busybox")
+layer.file("etc/group", b"root:x:0:\ndaemon:x:1:\nnogroup:x:65534:\nnobody:x:65534:\n")
+layer.file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n"
+                         b"daemon:x:1:1:daemon:/usr/sbin:/bin/false\n"
+                         b"nobody:x:65534:65534:nobody:/home:/bin/false\n")
+layer.file("etc/shadow", b"root:*:19723:0:99999:7:::\ndaemon:*:19723:0:99999:7:::\n"
+                         b"nobody:*:19723:0:99999:7:::\n", 0o640)
+layer.file("etc/nsswitch.conf", b"hosts: files dns\n")
+busybox_layer = layer.bytes()
+refs = ["docker.io/library/busybox:latest", "docker.io/library/busybox:1.36"]
+d = write_archive(os.path.join(outdir, "busybox.tar"), busybox_layer,
+                  {"config": {"Env": [PATH_ENV], "Cmd": ["sh"]},
+                   "history": [{"created": CREATED,
+                                "created_by": "shepherd build-images.sh: busybox-static"}]},
+                  refs)
+lines += ["busybox.tar\t%s\t%s" % (r, d) for r in refs]
+
+# --- pause ---------------------------------------------------------------------------
+with open(os.path.join(work, "pause"), "rb") as f:
+    pause = f.read()
+layer = Tar()
+layer.file("pause", pause, 0o755)
+pause_layer = layer.bytes()
+refs = ["registry.k8s.io/pause:3.10"]
+d = write_archive(os.path.join(outdir, "pause.tar"), pause_layer,
+                  {"config": {"Env": [PATH_ENV], "Entrypoint": ["/pause"],
+                              "User": "65535:65535", "WorkingDir": "/"},
+                   "history": [{"created": CREATED,
+                                "created_by": "shepherd build-images.sh: pause.c"}]},
+                  refs)
+lines += ["pause.tar\t%s\t%s" % (r, d) for r in refs]
+
+with open(os.path.join(work, "images.txt"), "w") as f:
+    f.write("\n".join(lines) + "\n")
+os.replace(os.path.join(work, "images.txt"), os.path.join(outdir, "images.txt"))
+PY
+
+echo "$stamp" >"$work/.stamp"
+mv "$work/.stamp" "$OUTDIR/.stamp"
+echo "build-images: built in $OUTDIR"
+cat "$OUTDIR/images.txt"

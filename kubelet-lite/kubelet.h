@@ -1,0 +1,82 @@
+// Kubelet: kubelet-lite's core. It watches the pods bound to its node and runs one
+// PodWorker per pod, which drives the container runtime (containerd's CRI, or the fake
+// runtime for scale tests) toward the pod's spec and reports the pod's status.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/informer.h"
+#include "client/rest_client.h"
+#include "kubelet-lite/cri_client.h"
+#include "kubelet-lite/env.h"
+
+namespace shepherd::kubelet {
+
+struct KubeletConfig {
+  std::string node_name;
+  std::string node_ip = "127.0.0.1";
+  std::string root_dir;  // pods/<uid>/..., logs/pods/...
+  std::string cgroup_root = "/kubepods";
+  bool fake = false;  // no containers: pods go Running with a fake IP
+  int fake_startup_ms = 100;
+  std::string node_cpu = "1";  // allocatable, for resourceFieldRef defaults
+  std::string node_memory = "1Gi";
+  std::vector<std::string> dns_servers;
+  std::vector<std::string> dns_searches;
+  std::vector<std::string> dns_options;
+};
+
+class PodWorker;
+
+// Thread-safety: start/stop from one thread; the pod workers run on their own threads.
+class Kubelet {
+ public:
+  Kubelet(client::RestClient& client, CriClient* cri, KubeletConfig cfg);
+  ~Kubelet();
+  bool start(int sync_timeout_ms);
+  // Stops workers; containers keep running (a restarted kubelet-lite adopts them).
+  void stop();
+
+  client::RestClient& api() { return client_; }
+  CriClient* cri() { return cri_; }
+  const KubeletConfig& config() const { return cfg_; }
+  DataLookup dataLookup();
+  std::string podDir(const std::string& uid) const { return cfg_.root_dir + "/pods/" + uid; }
+  std::string podLogDir(const std::string& ns, const std::string& name, const std::string& uid) const {
+    return cfg_.root_dir + "/logs/pods/" + ns + "_" + name + "_" + uid;
+  }
+  // The pod's current object from the informer (nullptr if gone).
+  client::Object currentPod(const std::string& key);
+  // Where a container's log lives (for the log server): the newest run's file, skipping
+  // `skip` newer ones.
+  std::optional<std::string> containerLogPath(const std::string& ns, const std::string& pod,
+                                              const std::string& container, size_t skip);
+  // Posts an event about a pod (best effort).
+  void event(const json::Value& pod, const std::string& type, const std::string& reason,
+             const std::string& message);
+  size_t workerCount();
+
+ private:
+  void onPod(const client::Object& obj);
+  void onPodDelete(const client::Object& obj);
+  void housekeeping();
+  void cleanupOrphans();
+
+  client::RestClient& client_;
+  CriClient* cri_;
+  KubeletConfig cfg_;
+  client::Informer pods_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<PodWorker>> workers_;  // by pod uid
+  std::atomic<bool> stop_{false};
+  std::thread housekeeper_;
+};
+
+}  // namespace shepherd::kubelet

@@ -1,0 +1,195 @@
+#include "kubelet-lite/log_server.h"
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "kubelet-lite/kubelet.h"
+
+namespace shepherd::kubelet {
+
+namespace {
+
+const json::Value* findContainerStatus(const json::Value& pod, const std::string& container) {
+  for (const char* list : {"containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"}) {
+    const json::Value* statuses = json::findPath(pod, {"status", list});
+    if (!statuses || !statuses->IsArray()) continue;
+    for (auto& cs : statuses->GetArray())
+      if (json::getString(cs, "name") == container) return &cs;
+  }
+  return nullptr;
+}
+
+std::optional<int64_t> queryInt(const http::Request& req, std::string_view key) {
+  if (!req.hasQuery(key)) return std::nullopt;
+  try {
+    return std::stoll(std::string(req.queryValue(key)));
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+std::string readFrom(const std::string& path, std::streamoff offset) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return {};
+  f.seekg(offset);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+http::Response plain(int status, std::string body) {
+  http::Response r;
+  r.status = status;
+  r.body = std::move(body);
+  r.setHeader("Content-Type", "text/plain; charset=utf-8");
+  return r;
+}
+
+}  // namespace
+
+Result<LogTarget> checkContainerLogStatus(const json::Value& pod, const std::string& container,
+                                          bool previous) {
+  std::string podName(json::getStringPath(pod, {"metadata", "name"}));
+  const json::Value* cs = findContainerStatus(pod, container);
+  if (!cs)
+    return ApiError::badRequest("container \"" + container + "\" in pod \"" + podName +
+                                "\" is not available");
+  bool hasLast = json::findPath(*cs, {"lastState", "terminated"}) != nullptr;
+  const json::Value* waiting = json::findPath(*cs, {"state", "waiting"});
+  if (previous) {
+    if (!hasLast)
+      return ApiError::badRequest("previous terminated container \"" + container + "\" in pod \"" + podName +
+                                  "\" not found");
+    // While it waits to restart, the newest file is the previous run's.
+    return LogTarget{waiting ? 0u : 1u};
+  }
+  if (waiting && !hasLast) {
+    std::string reason(json::getString(*waiting, "reason"));
+    if (reason == "ErrImagePull" || reason == "ImagePullBackOff")
+      return ApiError::badRequest("container \"" + container + "\" in pod \"" + podName +
+                                  "\" is waiting to start: image can't be pulled");
+    return ApiError::badRequest("container \"" + container + "\" in pod \"" + podName +
+                                "\" is waiting to start: " + reason);
+  }
+  return LogTarget{0};
+}
+
+LogOptions logOptionsFromQuery(const http::Request& req) {
+  LogOptions o;
+  o.tail_lines = queryInt(req, "tailLines");
+  o.limit_bytes = queryInt(req, "limitBytes");
+  o.timestamps = req.queryBool("timestamps");
+  if (auto s = queryInt(req, "sinceSeconds")) o.since = clock::now() - std::chrono::seconds(*s);
+  if (req.hasQuery("sinceTime"))
+    if (auto t = clock::parseRfc3339(req.queryValue("sinceTime"))) o.since = *t;
+  return o;
+}
+
+LogServer::LogServer(Kubelet& kubelet, std::string address, int port) : k_(kubelet) {
+  http::ServerOptions o;
+  o.address = std::move(address);
+  o.port = port;
+  o.io_threads = 1;
+  o.worker_threads = 16;  // a follow holds a worker for its lifetime
+  server_ = std::make_unique<http::Server>(
+      o, [this](http::Request& req, std::shared_ptr<http::Responder> resp) { handle(req, std::move(resp)); });
+}
+
+LogServer::~LogServer() {
+  stop();
+}
+
+Result<int> LogServer::start() {
+  return server_->start();
+}
+
+void LogServer::stop() {
+  if (stopping_.exchange(true)) return;
+  server_->stop(2);
+}
+
+void LogServer::handle(http::Request& req, std::shared_ptr<http::Responder> resp) {
+  if (req.path == "/healthz") return resp->send(plain(200, "ok"));
+  const std::string prefix = "/containerLogs/";
+  if (req.path.rfind(prefix, 0) != 0) return resp->send(plain(404, "404 page not found\n"));
+  if (req.method != "GET") return resp->send(plain(405, "method not allowed\n"));
+  std::vector<std::string> parts;
+  std::stringstream ss(req.path.substr(prefix.size()));
+  for (std::string p; std::getline(ss, p, '/');) parts.push_back(p);
+  if (parts.size() != 3 || parts[0].empty() || parts[1].empty() || parts[2].empty())
+    return resp->send(plain(404, "404 page not found\n"));
+  serveLogs(req, resp, parts[0], parts[1], parts[2]);
+}
+
+bool LogServer::containerRunning(const std::string& ns, const std::string& pod,
+                                 const std::string& container) {
+  client::Object obj = k_.currentPod(ns + "/" + pod);
+  if (!obj || json::findPath(*obj, {"metadata", "deletionTimestamp"})) return false;
+  const json::Value* cs = findContainerStatus(*obj, container);
+  return cs && json::findPath(*cs, {"state", "running"});
+}
+
+void LogServer::serveLogs(http::Request& req, std::shared_ptr<http::Responder> resp, const std::string& ns,
+                          const std::string& pod, const std::string& container) {
+  client::Object obj = k_.currentPod(ns + "/" + pod);
+  // Errors are plain text, as a kubelet's are; the API server wraps them in a Status.
+  if (!obj)
+    return resp->send(plain(404, "pod \"" + pod + "\" in namespace \"" + ns + "\" is not on this node\n"));
+  bool previous = req.queryBool("previous");
+  auto target = checkContainerLogStatus(*obj, container, previous);
+  if (!target) return resp->send(plain(target.error().code, target.error().message + "\n"));
+  auto path = k_.containerLogPath(ns, pod, container, target->skip);
+  if (!path) return resp->send(plain(200, ""));  // started, nothing written yet
+  LogOptions opts = logOptionsFromQuery(req);
+  std::string content = readFrom(*path, 0);
+  std::vector<LogLine> lines;
+  size_t used = parseCriLogComplete(content, lines);
+  if (!req.queryBool("follow") || previous) {
+    return resp->send(plain(200, renderLog(lines, opts)));
+  }
+  // follow: what is there now, then new lines as they are written, until the container
+  // stops running (and its file is drained), the client goes, or we shut down.
+  http::Headers headers{{"Content-Type", "text/plain; charset=utf-8"}};
+  auto writer = resp->startStream(200, headers);
+  std::optional<int64_t> budget = opts.limit_bytes;
+  auto send = [&](std::string out) {
+    if (budget) {
+      if (static_cast<int64_t>(out.size()) > *budget) out.resize(static_cast<size_t>(*budget));
+      *budget -= static_cast<int64_t>(out.size());
+    }
+    if (out.empty()) return true;
+    http::Chunk c;
+    c.data = std::move(out);
+    return writer->write(std::move(c));
+  };
+  LogOptions first = opts;
+  first.limit_bytes.reset();
+  if (!send(renderLog(lines, first))) return;
+  LogOptions rest;
+  rest.timestamps = opts.timestamps;
+  std::streamoff offset = static_cast<std::streamoff>(used);
+  int idle = 0;
+  while (!stopping_.load() && !writer->closed() && (!budget || *budget > 0)) {
+    std::string more = readFrom(*path, offset);
+    std::vector<LogLine> fresh;
+    size_t n = parseCriLogComplete(more, fresh);
+    offset += static_cast<std::streamoff>(n);
+    if (!fresh.empty()) {
+      idle = 0;
+      if (!send(renderLog(fresh, rest))) return;
+      continue;
+    }
+    // Every second with nothing new: is the container still running this attempt?
+    if (++idle % 10 == 0) {
+      auto newest = k_.containerLogPath(ns, pod, container, 0);
+      if (!containerRunning(ns, pod, container) || !newest || *newest != *path) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  writer->finish();
+}
+
+}  // namespace shepherd::kubelet

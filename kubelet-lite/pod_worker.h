@@ -1,0 +1,93 @@
+// PodWorker: one per pod on this node, on its own thread. Each sync drives the runtime
+// toward the pod's spec — volumes, sandbox, init containers in order, then containers,
+// restarts by restartPolicy with back-off, probes, activeDeadlineSeconds — and writes the
+// pod's status when it changed. On deletion it stops the containers with the grace
+// period, removes the sandbox, cgroups and volumes, and makes the final DELETE.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "api.pb.h"
+#include "client/informer.h"
+#include "kubelet-lite/kubelet.h"
+#include "kubelet-lite/probes.h"
+
+namespace shepherd::kubelet {
+
+struct ContainerRecord {
+  std::string id;        // CRI container id of the current attempt ("" = none)
+  uint32_t attempt = 0;  // restartCount = attempt
+  bool started_once = false;
+  std::chrono::steady_clock::time_point backoff_until{};
+  int backoff_seconds = 0;     // 0 = no back-off yet
+  std::string waiting_reason;  // set while not running (ContainerCreating, CrashLoopBackOff, ...)
+  std::string waiting_message;
+  std::string last_terminated;  // JSON of the previous attempt's terminated state
+  std::string terminated;       // JSON of this attempt's terminated state (when exited)
+  int exit_code = 0;
+  bool exited = false;
+  bool running = false;
+  std::string started_at;
+  std::string image_ref;
+  ProbeState liveness, readiness, startup;
+};
+
+class PodWorker {
+ public:
+  PodWorker(Kubelet& kubelet, const client::Object& pod);
+  ~PodWorker();
+  void update(const client::Object& pod);
+  // The pod is gone from the API: tear down what still runs, then end.
+  void removed();
+  void stop();
+  bool done() const { return done_.load(); }
+
+ private:
+  void run();
+  // One pass; false when the pod is gone for good.
+  bool sync();
+  bool syncFake(const json::Value& pod);
+  bool terminate(const json::Value& pod, bool final_delete);
+  Status ensureSandbox(const json::Value& pod);
+  void syncContainers(const json::Value& pod, bool init);
+  Status startContainer(const json::Value& pod, const json::Value& spec, ContainerRecord& rec, bool init);
+  void refreshContainer(const json::Value& spec, ContainerRecord& rec);
+  void runProbes(const json::Value& pod, const json::Value& spec, ContainerRecord& rec);
+  void writeStatus(const json::Value& pod);
+  std::string buildStatus(const json::Value& pod);
+  runtime::v1::PodSandboxConfig sandboxConfig(const json::Value& pod);
+  bool adopt(const json::Value& pod);
+
+  Kubelet& k_;
+  std::string key_, uid_, ns_, name_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  client::Object pod_;
+  bool updated_ = true;
+  bool removed_ = false;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+
+  // Runtime state (worker thread only).
+  std::string sandbox_id_;
+  std::string pod_ip_;
+  std::string start_time_;
+  std::map<std::string, ContainerRecord> init_;
+  std::map<std::string, ContainerRecord> containers_;
+  std::string last_status_;
+  std::map<std::string, std::string> condition_since_;  // "Type=Status" -> transition time
+  std::string failed_reason_, failed_message_;          // pod-level failure (DeadlineExceeded)
+  std::string sandbox_error_;
+  std::chrono::steady_clock::time_point next_sandbox_try_{};
+  bool adopted_ = false;
+  std::chrono::steady_clock::time_point fake_ready_at_{};
+};
+
+}  // namespace shepherd::kubelet

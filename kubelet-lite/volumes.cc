@@ -1,0 +1,246 @@
+#include "kubelet-lite/volumes.h"
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "common/log.h"
+
+namespace shepherd::kubelet {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool mkdirs(const std::string& p) {
+  std::error_code ec;
+  fs::create_directories(p, ec);
+  return !ec;
+}
+
+int modeOf(const json::Value* v, int def) {
+  if (v && v->IsInt64()) return static_cast<int>(v->GetInt64()) & 07777;
+  return def;
+}
+
+// Writes the keys of `data` (or the selected `items`) into `dir`.
+Status writeProjection(const std::string& dir, const std::map<std::string, std::string>& data,
+                       const json::Value* items, int defaultMode, const std::string& what, bool optional) {
+  if (items && items->IsArray() && items->Size() > 0) {
+    for (auto& it : items->GetArray()) {
+      std::string key(json::getString(it, "key"));
+      std::string path(json::getString(it, "path"));
+      auto found = data.find(key);
+      if (found == data.end()) {
+        if (optional) continue;
+        return ApiError::make(400, "FailedMount",
+                              "configmap references non-existent config key: " + key + " (" + what + ")");
+      }
+      std::string target = dir + "/" + path;
+      mkdirs(fs::path(target).parent_path().string());
+      writeFileAtomic(target, found->second, modeOf(json::find(it, "mode"), defaultMode));
+    }
+    return okStatus();
+  }
+  for (const auto& [k, v] : data) writeFileAtomic(dir + "/" + k, v, defaultMode);
+  return okStatus();
+}
+
+Status projectDownward(const std::string& dir, const json::Value* items, const PodFacts& facts,
+                       int defaultMode) {
+  if (!items || !items->IsArray()) return okStatus();
+  for (auto& it : items->GetArray()) {
+    std::string path(json::getString(it, "path"));
+    std::string value;
+    if (const json::Value* f = json::find(it, "fieldRef")) {
+      value = fieldRef(facts, std::string(json::getString(*f, "fieldPath"))).value_or("");
+    } else if (const json::Value* r = json::find(it, "resourceFieldRef")) {
+      std::string cname(json::getString(*r, "containerName"));
+      const json::Value* target = nullptr;
+      if (const json::Value* cs = json::findPath(*facts.pod, {"spec", "containers"}); cs && cs->IsArray())
+        for (auto& c : cs->GetArray())
+          if (json::getString(c, "name") == cname || (cname.empty() && !target)) target = &c;
+      std::string divisor;
+      if (const json::Value* d = json::find(*r, "divisor"))
+        divisor = d->IsString() ? std::string(json::view(*d)) : json::serialize(*d);
+      if (target)
+        value = resourceFieldRef(*target, facts, std::string(json::getString(*r, "resource")), divisor)
+                    .value_or("");
+    }
+    std::string target = dir + "/" + path;
+    mkdirs(fs::path(target).parent_path().string());
+    writeFileAtomic(target, value, modeOf(json::find(it, "mode"), defaultMode));
+  }
+  return okStatus();
+}
+
+}  // namespace
+
+bool writeFileAtomic(const std::string& path, const std::string& content, int mode) {
+  std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return false;
+    f << content;
+  }
+  chmod(tmp.c_str(), static_cast<mode_t>(mode));
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+std::string hostsFile(const json::Value& pod, const std::string& pod_ip) {
+  std::string out =
+      "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+      "fe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n";
+  std::string hostname(json::getStringPath(pod, {"spec", "hostname"}));
+  if (hostname.empty()) hostname = json::getStringPath(pod, {"metadata", "name"});
+  std::string subdomain(json::getStringPath(pod, {"spec", "subdomain"}));
+  if (!pod_ip.empty()) {
+    if (!subdomain.empty()) {
+      std::string fqdn = hostname + "." + subdomain + "." +
+                         std::string(json::getStringPath(pod, {"metadata", "namespace"})) +
+                         ".svc.cluster.local";
+      out += pod_ip + "\t" + fqdn + "\t" + hostname + "\n";
+    } else {
+      out += pod_ip + "\t" + hostname + "\n";
+    }
+  }
+  if (const json::Value* aliases = json::findPath(pod, {"spec", "hostAliases"});
+      aliases && aliases->IsArray() && aliases->Size()) {
+    out += "\n# Entries added by HostAliases.\n";
+    for (auto& a : aliases->GetArray()) {
+      out += std::string(json::getString(a, "ip"));
+      if (const json::Value* hs = json::find(a, "hostnames"); hs && hs->IsArray())
+        for (auto& h : hs->GetArray()) out += "\t" + std::string(json::view(h));
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+Result<PreparedVolumes> prepareVolumes(const std::string& pod_dir, const PodFacts& facts,
+                                       const DataLookup& lookup) {
+  PreparedVolumes out;
+  const json::Value& pod = *facts.pod;
+  std::string ns(json::getStringPath(pod, {"metadata", "namespace"}));
+  const json::Value* vols = json::findPath(pod, {"spec", "volumes"});
+  if (!vols || !vols->IsArray()) return out;
+  for (auto& v : vols->GetArray()) {
+    std::string name(json::getString(v, "name"));
+    std::string dir = pod_dir + "/volumes/" + name;
+    if (const json::Value* hp = json::find(v, "hostPath")) {
+      std::string path(json::getString(*hp, "path"));
+      std::string type(json::getString(*hp, "type"));
+      struct stat st {};
+      bool exists = stat(path.c_str(), &st) == 0;
+      if (type == "DirectoryOrCreate" && !exists)
+        mkdirs(path);
+      else if (type == "FileOrCreate" && !exists) {
+        mkdirs(fs::path(path).parent_path().string());
+        std::ofstream(path).close();
+      } else if ((type == "Directory" && (!exists || !S_ISDIR(st.st_mode))) ||
+                 (type == "File" && (!exists || !S_ISREG(st.st_mode))) ||
+                 (type == "Socket" && (!exists || !S_ISSOCK(st.st_mode)))) {
+        return ApiError::make(400, "FailedMount",
+                              "hostPath type check failed: " + path + " is not a " + type);
+      }
+      out.host_paths[name] = path;
+      continue;
+    }
+    mkdirs(dir);
+    if (const json::Value* ed = json::find(v, "emptyDir")) {
+      if (json::getString(*ed, "medium") == "Memory") {
+        std::string opts = "mode=0777";
+        if (const json::Value* size = json::find(*ed, "sizeLimit"); size && size->IsString())
+          opts += ",size=" + std::string(json::view(*size));
+        if (mount("tmpfs", dir.c_str(), "tmpfs", 0, opts.c_str()) == 0 || errno == EBUSY)
+          out.tmpfs_mounts.push_back(dir);
+        else
+          LOG_WARN("kubelet-lite: tmpfs for " << dir << " failed: " << std::strerror(errno));
+      }
+      chmod(dir.c_str(), 0777);
+    } else if (const json::Value* cm = json::find(v, "configMap")) {
+      std::string cmName(json::getString(*cm, "name"));
+      bool optional = json::getBool(*cm, "optional");
+      auto data = lookup("configmaps", ns, cmName);
+      if (!data && !optional)
+        return ApiError::make(400, "FailedMount", "configmap \"" + cmName + "\" not found");
+      if (data)
+        if (auto st = writeProjection(dir, *data, json::find(*cm, "items"),
+                                      modeOf(json::find(*cm, "defaultMode"), 0644), "configmap " + cmName,
+                                      optional);
+            !st)
+          return st.error();
+    } else if (const json::Value* sec = json::find(v, "secret")) {
+      std::string secName(json::getString(*sec, "secretName"));
+      bool optional = json::getBool(*sec, "optional");
+      auto data = lookup("secrets", ns, secName);
+      if (!data && !optional)
+        return ApiError::make(400, "FailedMount", "secret \"" + secName + "\" not found");
+      if (data)
+        if (auto st =
+                writeProjection(dir, *data, json::find(*sec, "items"),
+                                modeOf(json::find(*sec, "defaultMode"), 0644), "secret " + secName, optional);
+            !st)
+          return st.error();
+    } else if (const json::Value* da = json::find(v, "downwardAPI")) {
+      if (auto st = projectDownward(dir, json::find(*da, "items"), facts,
+                                    modeOf(json::find(*da, "defaultMode"), 0644));
+          !st)
+        return st.error();
+    } else if (const json::Value* pj = json::find(v, "projected")) {
+      int mode = modeOf(json::find(*pj, "defaultMode"), 0644);
+      if (const json::Value* sources = json::find(*pj, "sources"); sources && sources->IsArray()) {
+        for (auto& src : sources->GetArray()) {
+          if (const json::Value* cm = json::find(src, "configMap")) {
+            std::string n(json::getString(*cm, "name"));
+            auto data = lookup("configmaps", ns, n);
+            bool optional = json::getBool(*cm, "optional");
+            if (!data && !optional)
+              return ApiError::make(400, "FailedMount", "configmap \"" + n + "\" not found");
+            if (data)
+              if (auto st =
+                      writeProjection(dir, *data, json::find(*cm, "items"), mode, "configmap " + n, optional);
+                  !st)
+                return st.error();
+          } else if (const json::Value* sec = json::find(src, "secret")) {
+            std::string n(json::getString(*sec, "name"));
+            auto data = lookup("secrets", ns, n);
+            bool optional = json::getBool(*sec, "optional");
+            if (!data && !optional)
+              return ApiError::make(400, "FailedMount", "secret \"" + n + "\" not found");
+            if (data)
+              if (auto st =
+                      writeProjection(dir, *data, json::find(*sec, "items"), mode, "secret " + n, optional);
+                  !st)
+                return st.error();
+          } else if (const json::Value* da = json::find(src, "downwardAPI")) {
+            if (auto st = projectDownward(dir, json::find(*da, "items"), facts, mode); !st) return st.error();
+          }
+          // serviceAccountToken sources need the token API (security issue); skipped.
+        }
+      }
+    }
+    out.host_paths[name] = dir;
+  }
+  return out;
+}
+
+void teardownVolumes(const std::string& pod_dir) {
+  std::error_code ec;
+  std::string vols = pod_dir + "/volumes";
+  if (fs::exists(vols, ec)) {
+    for (auto& entry : fs::directory_iterator(vols, ec)) {
+      std::string p = entry.path().string();
+      umount2(p.c_str(), MNT_DETACH);  // tmpfs volumes; harmless elsewhere
+    }
+  }
+  fs::remove_all(pod_dir, ec);
+  if (ec) LOG_WARN("kubelet-lite: cannot remove " << pod_dir << ": " << ec.message());
+}
+
+}  // namespace shepherd::kubelet

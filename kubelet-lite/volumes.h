@@ -1,0 +1,36 @@
+// Pod volumes on the node: each volume becomes a host directory (or file) under the pod's
+// directory, filled from its source — emptyDir (tmpfs for medium Memory), hostPath,
+// configMap, secret, downwardAPI and projected — and bind-mounted into containers.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/api_error.h"
+#include "common/json.h"
+#include "kubelet-lite/env.h"
+
+namespace shepherd::kubelet {
+
+struct PreparedVolumes {
+  std::map<std::string, std::string> host_paths;  // volume name -> host path
+  std::vector<std::string> tmpfs_mounts;          // to unmount on teardown
+};
+
+// Creates or refreshes every volume of the pod under `pod_dir`/volumes. A missing
+// non-optional configMap or secret is an error with reason FailedMount.
+Result<PreparedVolumes> prepareVolumes(const std::string& pod_dir, const PodFacts& facts,
+                                       const DataLookup& lookup);
+
+// Unmounts tmpfs volumes and removes the pod directory.
+void teardownVolumes(const std::string& pod_dir);
+
+// Writes `content` to `path` atomically (temp file + rename) with `mode`.
+bool writeFileAtomic(const std::string& path, const std::string& content, int mode);
+
+// The /etc/hosts the kubelet manages for a pod (localhost entries, the pod's own name
+// and IP, hostAliases).
+std::string hostsFile(const json::Value& pod, const std::string& pod_ip);
+
+}  // namespace shepherd::kubelet
