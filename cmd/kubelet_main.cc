@@ -136,10 +136,33 @@ int main(int argc, char** argv) {
     }
   }
 
+  std::string rootDir = flags.get("root-dir");
+  kubelet::MachineResources machine = kubelet::detectMachine(rootDir);
+  kubelet::KubeletConfig kc;
+  kc.node_name = nodeName;
+  kc.node_ip = flags.get("node-ip");
+  kc.root_dir = rootDir;
+  kc.cgroup_root = flags.get("cgroup-root");
+  kc.fake = fake;
+  kc.fake_startup_ms = flags.getInt("fake-startup-ms");
+  kc.node_cpu = flags.get("cpu").empty() ? std::to_string(machine.cpus) : flags.get("cpu");
+  kc.node_memory = flags.get("memory").empty() ? std::to_string(machine.memory_bytes) : flags.get("memory");
+  if (!flags.get("resolv-conf").empty()) readResolvConf(flags.get("resolv-conf"), kc);
+  kubelet::Kubelet kl(rest, cri.get(), kc);
+
+  // The kubelet port first: the Node advertises the port it really got (--port=0 picks one).
+  std::string bind = flags.get("address").empty() ? kc.node_ip : flags.get("address");
+  kubelet::LogServer logs(kl, bind, flags.getInt("port"));
+  auto port = logs.start();
+  if (!port) {
+    std::fprintf(stderr, "kubelet-lite: kubelet port: %s\n", port.error().message.c_str());
+    return 1;
+  }
+
   kubelet::NodeConfig nc;
   nc.name = nodeName;
-  nc.internal_ip = flags.get("node-ip");
-  nc.kubelet_port = flags.getInt("port");
+  nc.internal_ip = kc.node_ip;
+  nc.kubelet_port = port.value();
   nc.labels = labels;
   nc.runtime_version = runtimeVersion;
   nc.max_pods = flags.getInt("max-pods");
@@ -147,8 +170,6 @@ int main(int argc, char** argv) {
   nc.memory = flags.get("memory");
   nc.lease_seconds = flags.getInt("node-lease-duration-seconds");
   nc.renew_interval_seconds = std::max(1, flags.getInt("node-status-update-frequency"));
-  std::string rootDir = flags.get("root-dir");
-  kubelet::MachineResources machine = kubelet::detectMachine(rootDir);
   kubelet::NodeAgent node(rest, nc, machine);
   while (!node.registerNode()) {
     struct timespec ts {
@@ -156,26 +177,7 @@ int main(int argc, char** argv) {
     };
     if (sigtimedwait(&set, nullptr, &ts) > 0) return 0;
   }
-
-  kubelet::KubeletConfig kc;
-  kc.node_name = nodeName;
-  kc.node_ip = nc.internal_ip;
-  kc.root_dir = rootDir;
-  kc.cgroup_root = flags.get("cgroup-root");
-  kc.fake = fake;
-  kc.fake_startup_ms = flags.getInt("fake-startup-ms");
-  kc.node_cpu = nc.cpu.empty() ? std::to_string(machine.cpus) : nc.cpu;
-  kc.node_memory = nc.memory.empty() ? std::to_string(machine.memory_bytes) : nc.memory;
-  if (!flags.get("resolv-conf").empty()) readResolvConf(flags.get("resolv-conf"), kc);
-  kubelet::Kubelet kl(rest, cri.get(), kc);
   while (!kl.start(10000)) LOG_WARN("kubelet-lite: waiting for the API server to list this node's pods");
-
-  std::string bind = flags.get("address").empty() ? nc.internal_ip : flags.get("address");
-  kubelet::LogServer logs(kl, bind, nc.kubelet_port);
-  if (auto port = logs.start(); !port) {
-    std::fprintf(stderr, "kubelet-lite: kubelet port: %s\n", port.error().message.c_str());
-    return 1;
-  }
   node.start();
   LOG_INFO("kubelet-lite: node " << nodeName << " ready (" << runtimeVersion << ", port " << nc.kubelet_port
                                  << ")");

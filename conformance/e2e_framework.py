@@ -749,3 +749,622 @@ def check_testing_ns_deleted_except(core, skip):
             return None
         time.sleep(15)
     return "Waiting for terminating namespaces to be deleted timed out"
+
+
+# --------------------------------------------------------------------------- pods
+# test/e2e/framework/pod (pod_client.go, wait.go, resource.go, utils.go), pod/output
+# (output.go), test/utils (PodRunningReady) and pkg/api/v1/pod (IsPodReady).
+
+# framework.TimeoutContext defaults
+POD_START_TIMEOUT = 5 * 60             # framework.PodStartTimeout, f.Timeouts.PodStart
+POD_DELETE_TIMEOUT = 5 * 60            # f.Timeouts.PodDelete
+DEFAULT_POD_DELETION_TIMEOUT = 3 * 60  # e2epod.DefaultPodDeletionTimeout
+
+# The images the nodes have (kubelet-lite/images/build-images.sh; nothing is ever pulled).
+# imageutils.BusyBox (registry.k8s.io/e2e-test-images/busybox:1.36.1-1) and
+# framework.BusyBoxImage -> the busybox-static image tagged 1.36.
+BUSYBOX_IMAGE = "docker.io/library/busybox:1.36"
+# imageutils.GetPauseImageName() (registry.k8s.io/pause:3.10): the same reference.
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+# imageutils.Agnhost (registry.k8s.io/e2e-test-images/agnhost): the stand-in with agnhost's
+# image config (Entrypoint ["/agnhost"], Cmd ["pause"]) and its `pause` and
+# `entrypoint-tester` subcommands; used where a test relies on the image's own defaults.
+# Where a test runs another agnhost subcommand, the test uses busybox with a shell command
+# printing the same output instead (noted there).
+AGNHOST_IMAGE = "shepherd.test/agnhost-lite:1.0"
+
+DEFAULT_NON_ROOT_USER = 1000  # e2epod.DefaultNonRootUser (GetDefaultNonRootUser on Linux)
+
+
+def mixin_restricted_pod_security(pod):
+    """e2epod.MustMixinRestrictedPodSecurity: the restricted profile's required fields."""
+    spec = pod.spec
+    if spec.security_context is None:
+        spec.security_context = client.V1PodSecurityContext()
+    sc = spec.security_context
+    if sc.run_as_non_root is None:
+        sc.run_as_non_root = True
+    if sc.run_as_user is None:
+        sc.run_as_user = DEFAULT_NON_ROOT_USER
+    if sc.seccomp_profile is None:
+        sc.seccomp_profile = client.V1SeccompProfile(type="RuntimeDefault")
+    for c in (spec.containers or []) + (spec.init_containers or []):
+        if c.security_context is None:
+            c.security_context = client.V1SecurityContext()
+        csc = c.security_context
+        if csc.allow_privilege_escalation is None:
+            csc.allow_privilege_escalation = False
+        if csc.capabilities is None:
+            csc.capabilities = client.V1Capabilities()
+        if not csc.capabilities.drop:
+            csc.capabilities.drop = ["ALL"]
+    return pod
+
+
+def _pod_conditions(pod):
+    return (pod.status.conditions if pod.status is not None else None) or []
+
+
+def get_pod_condition(pod, condition_type):
+    """podutil.GetPodCondition: the condition or None."""
+    for c in _pod_conditions(pod):
+        if c.type == condition_type:
+            return c
+    return None
+
+
+def is_pod_ready(pod):
+    """podutil.IsPodReady / podutils.IsPodReady: condition Ready is True."""
+    c = get_pod_condition(pod, "Ready")
+    return c is not None and c.status == "True"
+
+
+def pod_phase(pod):
+    return pod.status.phase if pod.status is not None else None
+
+
+def pod_running_ready(pod):
+    """testutils.PodRunningReady: (ok, error message or None)."""
+    if pod_phase(pod) != "Running":
+        return False, ("pod '%s' on '%s' didn't have condition {%s %s}; if a pod has "
+                       "Running phase, it should have Ready condition too" % (
+                           pod.metadata.name, pod.spec.node_name, "Running",
+                           pod_phase(pod)))
+    if not is_pod_ready(pod):
+        return False, ("pod '%s' on '%s' didn't have condition {Ready True}; conditions: %s"
+                       % (pod.metadata.name, pod.spec.node_name,
+                          [(c.type, c.status, c.reason) for c in _pod_conditions(pod)]))
+    return True, None
+
+
+def container_statuses(pod, init=False):
+    if pod.status is None:
+        return []
+    return (pod.status.init_container_statuses if init else pod.status.container_statuses) or []
+
+
+def container_state_name(state):
+    """GetContainerState (common/node/container.go)."""
+    if state is None:
+        return "Unknown"
+    if state.waiting is not None:
+        return "Waiting"
+    if state.running is not None:
+        return "Running"
+    if state.terminated is not None:
+        return "Terminated"
+    return "Unknown"
+
+
+def pod_summary(pod):
+    """A short rendering of a pod's status for failure messages (format.Object stand-in)."""
+    if pod is None:
+        return "<nil>"
+    st = pod.status
+    out = {"name": pod.metadata.name, "node": pod.spec.node_name,
+           "phase": st.phase if st else None, "reason": st.reason if st else None,
+           "message": st.message if st else None,
+           "conditions": [(c.type, c.status, c.reason) for c in _pod_conditions(pod)]}
+    for label, init in (("initContainerStatuses", True), ("containerStatuses", False)):
+        out[label] = [{
+            "name": s.name, "ready": s.ready, "restartCount": s.restart_count,
+            "state": s.state.to_dict() if s.state else None,
+            "lastState": s.last_state.to_dict() if s.last_state else None,
+        } for s in container_statuses(pod, init)]
+    return json.dumps(out, default=str)
+
+
+def _should_retry(err):
+    """framework.ShouldRetry: Retry-After, Timeout, TooManyRequests, ServiceUnavailable."""
+    if not isinstance(err, ApiException):
+        return False
+    if err.headers and err.headers.get("Retry-After"):
+        return True
+    return err.status in (429, 503, 504) or reason_for(err) in ("Timeout", "ServerTimeout")
+
+
+class _StopTrying(Exception):
+    """gomega.StopTrying"""
+
+
+def _eventually_get_pod(core, ns, name, timeout, match, retry_not_found=True,
+                        interval=POLL):
+    """framework.Gomega().Eventually(ctx, framework.RetryNotFound(framework.GetObject(
+    pods.Get, name))).WithTimeout(timeout).Should(matcher): polls (first call at once) every
+    ``interval``; ``match(pod)`` returns None when satisfied, else a description of the
+    mismatch, or raises _StopTrying. Returns None or the error text."""
+    deadline = time.monotonic() + timeout
+    last = "no attempt"
+    while True:
+        try:
+            pod = core.read_namespaced_pod(name, ns)
+        except ApiException as err:
+            if not ((retry_not_found and is_not_found(err)) or _should_retry(err)):
+                return "getting pod %s/%s: %s" % (ns, name, describe_error(err))
+            last = describe_error(err)
+        else:
+            try:
+                mismatch = match(pod)
+            except _StopTrying as stop:
+                return str(stop)
+            if mismatch is None:
+                return None
+            last = mismatch
+        if time.monotonic() + interval > deadline:
+            return "Timed out after %.3fs.\n%s" % (timeout, last)
+        time.sleep(interval)
+
+
+def wait_for_pod_condition(core, ns, pod_name, condition_desc, timeout, condition):
+    """e2epod.WaitForPodCondition: ``condition(pod)`` returns (done, error message or None);
+    an error ends the wait. Returns None or the error text."""
+    logf("Waiting up to %ss for pod %r in namespace %r to be %r", timeout, pod_name, ns,
+         condition_desc)
+
+    def match(pod):
+        logf("Pod %r: Phase=%r, Reason=%r, readiness=%s.", pod_name, pod_phase(pod),
+             pod.status.reason if pod.status else None, is_pod_ready(pod))
+        done, err = condition(pod)
+        if err is not None:
+            raise _StopTrying(err)
+        if done:
+            return None
+        return "expected pod to be %s, got instead:\n%s" % (condition_desc, pod_summary(pod))
+
+    return _eventually_get_pod(core, ns, pod_name, timeout, match)
+
+
+def wait_timeout_for_pod_running(core, pod_name, ns, timeout):
+    """e2epod.WaitTimeoutForPodRunningInNamespace (BeRunningNoRetries)."""
+
+    def match(pod):
+        if pod_phase(pod) in ("Failed", "Succeeded"):
+            raise _StopTrying("Expected pod to reach phase \"Running\", got final phase %r "
+                              "instead:\n%s" % (pod_phase(pod), pod_summary(pod)))
+        if pod_phase(pod) != "Running":
+            return "Expected Pod to be in \"Running\"\nGot instead:\n%s" % pod_summary(pod)
+        return None
+
+    return _eventually_get_pod(core, ns, pod_name, timeout, match)
+
+
+def wait_for_pod_name_running(core, pod_name, ns):
+    """e2epod.WaitForPodNameRunningInNamespace"""
+    return wait_timeout_for_pod_running(core, pod_name, ns, POD_START_TIMEOUT)
+
+
+def wait_for_pod_running(core, pod):
+    """e2epod.WaitForPodRunningInNamespace"""
+    if pod_phase(pod) == "Running":
+        return None
+    return wait_timeout_for_pod_running(core, pod.metadata.name, pod.metadata.namespace,
+                                        POD_START_TIMEOUT)
+
+
+def wait_timeout_for_pod_ready(core, pod_name, ns, timeout):
+    """e2epod.WaitTimeoutForPodReadyInNamespace"""
+
+    def condition(pod):
+        if pod_phase(pod) in ("Failed", "Succeeded"):
+            return False, "The phase of Pod %s is %s which is unexpected." % (
+                pod.metadata.name, pod_phase(pod))
+        if pod_phase(pod) == "Running":
+            return is_pod_ready(pod), None
+        return False, None
+
+    return wait_for_pod_condition(core, ns, pod_name, "running and ready", timeout, condition)
+
+
+def wait_for_pod_terminated(core, pod_name, reason, ns):
+    """e2epod.WaitForPodTerminatedInNamespace"""
+
+    def condition(pod):
+        if pod_phase(pod) == "Failed":
+            if pod.status.reason == reason:
+                return True, None
+            return True, ("Expected pod %r in namespace %r to be terminated with reason %r, "
+                          "got reason: %r" % (pod_name, ns, reason, pod.status.reason))
+        return False, None
+
+    return wait_for_pod_condition(core, ns, pod_name, "terminated with reason %s" % reason,
+                                  POD_START_TIMEOUT, condition)
+
+
+def wait_for_pod_no_longer_running(core, pod_name, ns, timeout=DEFAULT_POD_DELETION_TIMEOUT):
+    """e2epod.WaitForPodNoLongerRunningInNamespace"""
+    return wait_for_pod_condition(
+        core, ns, pod_name, "completed", timeout,
+        lambda pod: (pod_phase(pod) in ("Failed", "Succeeded"), None))
+
+
+def wait_for_pod_success(core, pod_name, ns, timeout):
+    """e2epod.WaitForPodSuccessInNamespaceTimeout"""
+
+    def condition(pod):
+        if pod.metadata.deletion_timestamp is None and pod.spec.restart_policy == "Always":
+            return True, ("pod %r will never terminate with a succeeded state since its "
+                          "restart policy is Always" % pod_name)
+        if pod_phase(pod) == "Succeeded":
+            by("Saw pod success")
+            return True, None
+        if pod_phase(pod) == "Failed":
+            return True, "pod %r failed with status: %s" % (pod_name, pod_summary(pod))
+        return False, None
+
+    return wait_for_pod_condition(core, ns, pod_name, "Succeeded or Failed", timeout,
+                                  condition)
+
+
+def wait_for_pod_not_pending(core, ns, pod_name):
+    """e2epod.WaitForPodNotPending"""
+    return wait_for_pod_condition(core, ns, pod_name, "not pending", POD_START_TIMEOUT,
+                                  lambda pod: (pod_phase(pod) != "Pending", None))
+
+
+def wait_for_pod_not_found(core, pod_name, ns, timeout):
+    """e2epod.WaitForPodNotFoundInNamespace: None once a Get answers NotFound."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            pod = core.read_namespaced_pod(pod_name, ns)
+        except ApiException as err:
+            if is_not_found(err):
+                return None
+            if not _should_retry(err):
+                return "expected pod to not be found: %s" % describe_error(err)
+            last = describe_error(err)
+        else:
+            last = "Expected\n%s\nto be nil" % pod_summary(pod)
+        if time.monotonic() + POLL > deadline:
+            return "expected pod to not be found: Timed out after %.3fs.\n%s" % (timeout, last)
+        time.sleep(POLL)
+
+
+def wait_for_pods_running_ready(core, apps, ns, min_pods, allowed_not_ready, timeout):
+    """e2epod.WaitForPodsRunningReady: all pods of ns running and ready (or succeeded, or
+    failed but controlled), at least min_pods of them, and the replicas of every RC and RS
+    ready. Returns None or the error text."""
+    deadline = time.monotonic() + timeout
+    not_ready = -1
+    while True:
+        not_ready = -1
+        try:
+            rcs = core.list_namespaced_replication_controller(ns).items
+            rss = apps.list_namespaced_replica_set(ns).items
+            pods = core.list_namespaced_pod(ns).items
+        except ApiException as err:
+            if not _should_retry(err):
+                return "listing in namespace %s: %s" % (ns, describe_error(err))
+            message = describe_error(err)
+        else:
+            replicas = sum((rc.spec.replicas or 0) for rc in rcs) + \
+                sum((rs.spec.replicas or 0) for rs in rss)
+            replica_ok = sum((rc.status.ready_replicas or 0) for rc in rcs) + \
+                sum((rs.status.ready_replicas or 0) for rs in rss)
+            n_ok, not_ready = 0, 0
+            failed, other, succeeded = [], [], []
+            for pod in pods:
+                ok, _ = pod_running_ready(pod)
+                if ok:
+                    n_ok += 1
+                elif pod_phase(pod) == "Succeeded":
+                    succeeded.append(pod.metadata.name)
+                elif pod_phase(pod) == "Failed":
+                    if not any(r.controller for r in (pod.metadata.owner_references or [])):
+                        failed.append(pod)
+                else:
+                    not_ready += 1
+                    other.append(pod)
+            if replica_ok == replicas and n_ok >= min_pods and not failed and not other:
+                return None
+            message = ("Expected all pods (need at least %d) in namespace %r to be running "
+                       "and ready (except for %d).\n%d / %d pods were running and ready.\n"
+                       "Expected %d pod replicas, %d are Running and Ready.\n"
+                       % (min_pods, ns, allowed_not_ready, n_ok, len(pods), replicas,
+                          replica_ok))
+            if succeeded:
+                message += "Pods that completed successfully: %s\n" % succeeded
+            if failed:
+                message += "Pods that failed and were not controlled by some controller:\n" + \
+                    "\n".join(pod_summary(p) for p in failed) + "\n"
+            if other:
+                message += "Pods that were neither completed nor running:\n" + \
+                    "\n".join(pod_summary(p) for p in other) + "\n"
+        if time.monotonic() + POLL > deadline:
+            if 0 <= not_ready <= allowed_not_ready:
+                logf("Number of not-ready pods (%d) is below the allowed threshold (%d).",
+                     not_ready, allowed_not_ready)
+                return None
+            return "Timed out after %.3fs.\n%s" % (timeout, message)
+        time.sleep(POLL)
+
+
+def read_pod_log(api_client, ns, pod_name, query):
+    """GET pods/{name}/log with the given query parameters; the body as text. Raises
+    ApiException on an error status."""
+    resp = api_client.call_api(
+        "/api/v1/namespaces/{namespace}/pods/{name}/log", "GET",
+        path_params={"namespace": ns, "name": pod_name}, query_params=list(query.items()),
+        header_params={"Accept": "*/*"}, auth_settings=["BearerToken"],
+        _return_http_data_only=True, _preload_content=False, _request_timeout=(10, 60))
+    try:
+        return resp.data.decode("utf-8", errors="replace")
+    finally:
+        resp.release_conn()
+
+
+def get_pod_logs(api_client, ns, pod_name, container_name, previous=False):
+    """e2epod.GetPodLogs: (logs, error text or None)."""
+    try:
+        logs = read_pod_log(api_client, ns, pod_name,
+                            {"container": container_name,
+                             "previous": "true" if previous else "false"})
+    except ApiException as err:
+        return "", describe_error(err)
+    if "Internal Error" in logs:
+        return "", "Fetched log contains \"Internal Error\": %r" % logs
+    return logs, None
+
+
+class PodClient:
+    """e2epod.PodClient (e2epod.NewPodClient(f)): the framework namespace's pods.
+    mungeSpec changes nothing outside node e2e, and owner tracking is off by default."""
+
+    def __init__(self, f, namespace=None):
+        self.f = f
+        self.core = f.core
+        self.namespace = namespace or f.namespace.metadata.name
+
+    def create(self, pod):
+        """Create: fails the test on an error."""
+        return expect_no_error(self.core.create_namespaced_pod, self.namespace, pod,
+                               explain="Error creating Pod")
+
+    def create_sync(self, pod):
+        """CreateSync: create, wait until running and ready, return the newest pod."""
+        p = self.create(pod)
+        err = wait_timeout_for_pod_ready(self.core, p.metadata.name, self.namespace,
+                                         POD_START_TIMEOUT)
+        if err is not None:
+            fail("unexpected error: %s", err)
+        return expect_no_error(self.core.read_namespaced_pod, p.metadata.name, self.namespace)
+
+    def get(self, name):
+        return self.core.read_namespaced_pod(name, self.namespace)
+
+    def update(self, name, update_fn):
+        """Update: PollUntilContextTimeout(500ms, 30s, immediate=false) of get, mutate,
+        update; a conflict retries, any other error fails."""
+        deadline = time.monotonic() + 30
+        while True:
+            time.sleep(0.5)
+            try:
+                pod = self.core.read_namespaced_pod(name, self.namespace)
+            except ApiException as err:
+                fail("failed to get pod %r: %s", name, describe_error(err))
+            update_fn(pod)
+            try:
+                self.core.replace_namespaced_pod(name, self.namespace, pod)
+                logf("Successfully updated pod %r", name)
+                return
+            except ApiException as err:
+                if not is_conflict(err):
+                    fail("failed to update pod %r: %s", name, describe_error(err))
+                logf("Conflicting update to pod %r, re-get and re-update: %s", name,
+                     describe_error(err))
+            if time.monotonic() + 0.5 > deadline:
+                fail("unexpected error: timed out updating pod %r", name)
+
+    def delete(self, name, grace_period_seconds=None):
+        """Delete (raises ApiException)."""
+        body = client.V1DeleteOptions(grace_period_seconds=grace_period_seconds) \
+            if grace_period_seconds is not None else client.V1DeleteOptions()
+        return self.core.delete_namespaced_pod(name, self.namespace, body=body)
+
+    def delete_sync(self, name, grace_period_seconds, timeout):
+        """DeleteSync"""
+        try:
+            self.delete(name, grace_period_seconds)
+        except ApiException as err:
+            if not is_not_found(err):
+                fail("Failed to delete pod %r: %s", name, describe_error(err))
+        err = wait_for_pod_not_found(self.core, name, self.namespace, timeout)
+        if err is not None:
+            fail("wait for pod %r to disappear: %s", name, err)
+
+
+def match_container_output(f, pod, container_name, expected_output, matcher):
+    """e2epodoutput.MatchContainerOutput: create the pod, wait for success, match each
+    expectation against the container's log; deletes the pod (DeleteSync) at the end.
+    Returns None or the error text."""
+    ns = pod.metadata.namespace or f.namespace.metadata.name
+    pod_client = PodClient(f, ns)
+    created = pod_client.create(pod)
+    try:
+        pod_err = wait_for_pod_success(f.core, created.metadata.name, ns, POD_START_TIMEOUT)
+        try:
+            pod_status = pod_client.get(created.metadata.name)
+        except ApiException as err:
+            return "failed to get pod status: %s" % describe_error(err)
+        if pod_err is not None:
+            for c in (pod_status.spec.init_containers or []) + pod_status.spec.containers:
+                logs, lerr = get_pod_logs(f.api_client, ns, pod_status.metadata.name, c.name)
+                if lerr is not None:
+                    logf("Failed to get logs from node %r pod %r container %r: %s",
+                         pod_status.spec.node_name, pod_status.metadata.name, c.name, lerr)
+                else:
+                    logf("Output of node %r pod %r container %r: %s",
+                         pod_status.spec.node_name, pod_status.metadata.name, c.name, logs)
+            return "expected pod %r success: %s" % (created.metadata.name, pod_err)
+        logf("Trying to get logs from node %s pod %s container %s", pod_status.spec.node_name,
+             pod_status.metadata.name, container_name)
+        logs, lerr = get_pod_logs(f.api_client, ns, pod_status.metadata.name, container_name)
+        if lerr is not None:
+            logf("Failed to get logs from node %r pod %r container %r. %s",
+                 pod_status.spec.node_name, pod_status.metadata.name, container_name, lerr)
+            return "failed to get logs from %s for %s: %s" % (pod_status.metadata.name,
+                                                              container_name, lerr)
+        for expected in expected_output:
+            if not matcher(expected, logs):
+                return "expected %r in container output: Expected\n%r\nto match %r" % (
+                    expected, logs, expected)
+        return None
+    finally:
+        by("delete the pod")
+        pod_client.delete_sync(created.metadata.name, None, DEFAULT_POD_DELETION_TIMEOUT)
+
+
+def contain_substring(expected, actual):
+    """gomega.ContainSubstring"""
+    return expected in actual
+
+
+def match_regexp(expected, actual):
+    """gomega.MatchRegexp (Go's regexp.MatchString: a search)"""
+    return re.search(expected, actual) is not None
+
+
+def expect_container_output(f, scenario_name, pod, container_index, expected_output,
+                            matcher=contain_substring):
+    """e2epodoutput.TestContainerOutput (substring) / TestContainerOutputRegexp
+    (matcher=match_regexp) / TestContainerOutputMatcher."""
+    by("Creating a pod to test %s" % scenario_name)
+    if container_index < 0 or container_index >= len(pod.spec.containers):
+        fail("Invalid container index: %d", container_index)
+    err = match_container_output(f, pod, pod.spec.containers[container_index].name,
+                                 expected_output, matcher)
+    if err is not None:
+        fail("unexpected error: %s", err)
+
+
+def watch_until(timeout, initial_rv, list_func, *args, conditions, **kwargs):
+    """watchtools.Until(ctx with timeout, initialResourceVersion, ListWatch, conditions...):
+    a RetryWatcher from initial_rv (re-opened from the last resourceVersion when the server
+    ends it) fed to the conditions in turn, each a function of the event returning
+    (done, error message or None). Returns (last event, error text or None)."""
+    w = Watcher(list_func, *args, retry=True, resource_version=initial_rv, **kwargs)
+    conditions = list(conditions)
+    last = None
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return last, "timed out waiting for the condition"
+            try:
+                event = w.next(min(remaining, 1.0))
+            except WatchClosed as err:
+                return last, "watch closed before UntilWithoutRetry timeout (%s)" % err
+            if event is None:
+                continue
+            last = event
+            while conditions:
+                done, err = conditions[0](event)
+                if err is not None:
+                    return last, err
+                if not done:
+                    break
+                conditions.pop(0)
+            if not conditions:
+                return last, None
+    finally:
+        w.stop()
+
+
+class IndexerInformerWatcher:
+    """watchtools.NewIndexerInformerWatcher over a ListWatch: an informer (list, then watch
+    from the list's resourceVersion; re-listed if the watch fails) whose handlers feed a
+    result channel: OnAdd -> ADDED, OnUpdate -> MODIFIED, OnDelete -> DELETED. As in the
+    informer's processDeltas, an ADDED or MODIFIED watch event is an update when the store
+    already holds the object and an add otherwise."""
+
+    def __init__(self, list_func, *args, **kwargs):
+        self.list_func = list_func
+        self.args = args
+        self.kwargs = kwargs
+        self.store = {}
+        self.synced = threading.Event()
+        self.error = None
+        self._queue = queue.Queue()
+        self._stop = threading.Event()
+        self._watcher = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def _key(obj):
+        return "%s/%s" % (obj.metadata.namespace, obj.metadata.name)
+
+    def _emit(self, kind, obj):
+        self._queue.put({"type": kind, "object": obj})
+
+    def _list(self):
+        lst = self.list_func(*self.args, **self.kwargs)
+        fresh = {self._key(o): o for o in lst.items}
+        for key, obj in fresh.items():  # store.Replace: adds/updates, then deletions
+            self._emit("MODIFIED" if key in self.store else "ADDED", obj)
+        for key in [k for k in self.store if k not in fresh]:
+            self._emit("DELETED", self.store[key])
+        self.store = fresh
+        return lst.metadata.resource_version
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                rv = self._list()
+            except ApiException as err:
+                self.error = describe_error(err)
+                time.sleep(1)
+                continue
+            self.synced.set()
+            self._watcher = Watcher(self.list_func, *self.args, resource_version=rv,
+                                    **self.kwargs)
+            while not self._stop.is_set():
+                try:
+                    event = self._watcher.next(0.2)
+                except WatchClosed as err:
+                    self.error = str(err)
+                    break  # the reflector lists and watches again
+                if event is None:
+                    continue
+                obj = event["object"]
+                key = self._key(obj)
+                if event["type"] in ("ADDED", "MODIFIED"):
+                    self._emit("MODIFIED" if key in self.store else "ADDED", obj)
+                    self.store[key] = obj
+                elif event["type"] == "DELETED":
+                    self.store.pop(key, None)
+                    self._emit("DELETED", obj)
+            self._watcher.stop()
+
+    def result(self, timeout):
+        """The next event from the result channel, None after timeout seconds."""
+        try:
+            return self._queue.get(timeout=max(timeout, 0))
+        except queue.Empty:
+            return None
+
+    def stop(self):
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.stop()

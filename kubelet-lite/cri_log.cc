@@ -4,6 +4,28 @@
 
 namespace shepherd::kubelet {
 
+namespace {
+
+// A timestamp as upstream's kubelet writes it (types.RFC3339NanoFixed): nine fractional
+// digits, "Z" for a zero offset, otherwise the offset as written.
+std::string fixedNano(const std::string& t) {
+  if (!clock::isRfc3339(t)) return t;
+  std::string out = t.substr(0, 19);
+  out[10] = 'T';
+  size_t i = 19;
+  std::string frac;
+  if (t[i] == '.') {
+    ++i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') frac += t[i++];
+  }
+  frac.resize(9, '0');
+  std::string zone = t.substr(i);
+  if (zone == "z" || zone == "+00:00" || zone == "-00:00") zone = "Z";
+  return out + "." + frac + zone;
+}
+
+}  // namespace
+
 std::vector<LogLine> parseCriLog(const std::string& content) {
   std::vector<LogLine> out;
   parseCriLogComplete(content, out);
@@ -24,9 +46,15 @@ size_t parseCriLogComplete(std::string_view content, std::vector<LogLine>& out) 
     size_t s2 = rec.find(' ', s1 + 1);
     if (s2 == std::string_view::npos) continue;
     size_t s3 = rec.find(' ', s2 + 1);
-    std::string_view tag =
-        rec.substr(s2 + 1, s3 == std::string_view::npos ? std::string_view::npos : s3 - s2 - 1);
-    std::string_view text = s3 == std::string_view::npos ? std::string_view() : rec.substr(s3 + 1);
+    // Records upstream's parseCRILog rejects are skipped: a bad time, another stream, no tag.
+    std::string_view stream = rec.substr(s1 + 1, s2 - s1 - 1);
+    if (s3 == std::string_view::npos || (stream != "stdout" && stream != "stderr") ||
+        !clock::parseRfc3339(rec.substr(0, s1)))
+      continue;
+    // Tags are ':'-separated (forward compatible); the first says partial or full.
+    std::string_view tags = rec.substr(s2 + 1, s3 - s2 - 1);
+    std::string_view tag = tags.substr(0, tags.find(':'));
+    std::string_view text = rec.substr(s3 + 1);
     partial.append(text);
     if (tag == "P") continue;
     consumed = start;
@@ -41,20 +69,17 @@ size_t parseCriLogComplete(std::string_view content, std::vector<LogLine>& out) 
 }
 
 std::string renderLog(const std::vector<LogLine>& lines, const LogOptions& opts) {
+  // As upstream's ReadLogs: the tail first, then every line older than `since` skipped.
   size_t first = 0;
-  if (opts.since) {
-    while (first < lines.size()) {
-      auto t = clock::parseRfc3339(lines[first].time);
-      if (t && *t >= *opts.since) break;
-      ++first;
-    }
-  }
-  if (opts.tail_lines && *opts.tail_lines >= 0 &&
-      lines.size() - first > static_cast<size_t>(*opts.tail_lines))
+  if (opts.tail_lines && *opts.tail_lines >= 0 && lines.size() > static_cast<size_t>(*opts.tail_lines))
     first = lines.size() - static_cast<size_t>(*opts.tail_lines);
   std::string out;
   for (size_t i = first; i < lines.size(); ++i) {
-    if (opts.timestamps) out += lines[i].time + " ";
+    if (opts.since) {
+      auto t = clock::parseRfc3339(lines[i].time);
+      if (!t || *t < *opts.since) continue;
+    }
+    if (opts.timestamps) out += fixedNano(lines[i].time) + " ";
     out += lines[i].text;
     if (opts.limit_bytes && static_cast<int64_t>(out.size()) >= *opts.limit_bytes) {
       out.resize(static_cast<size_t>(*opts.limit_bytes));

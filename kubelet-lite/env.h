@@ -17,10 +17,10 @@ namespace shepherd::kubelet {
 
 using EnvList = std::vector<std::pair<std::string, std::string>>;
 
-// Fetches a ConfigMap's or Secret's data (secret values already base64-decoded);
-// nullopt when it does not exist.
+// Fetches a ConfigMap's or Secret's data by resource ("configmaps" or "secrets"), secret
+// values already base64-decoded; nullopt when it does not exist.
 using DataLookup = std::function<std::optional<std::map<std::string, std::string>>(
-    const std::string& kind, const std::string& ns, const std::string& name)>;
+    const std::string& resource, const std::string& ns, const std::string& name)>;
 
 struct PodFacts {
   const json::Value* pod = nullptr;  // the whole pod

@@ -64,6 +64,7 @@ bool Kubelet::start(int sync_timeout_ms) {
   pods_.start();
   if (!pods_.waitForSync(sync_timeout_ms)) return false;
   housekeeper_ = std::thread([this] { housekeeping(); });
+  event_poster_ = std::thread([this] { postEvents(); });
   return true;
 }
 
@@ -71,6 +72,8 @@ void Kubelet::stop() {
   if (stop_.exchange(true)) return;
   pods_.stop();
   if (housekeeper_.joinable()) housekeeper_.join();
+  events_cv_.notify_all();
+  if (event_poster_.joinable()) event_poster_.join();
   std::map<std::string, std::shared_ptr<PodWorker>> workers;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -179,10 +182,26 @@ void Kubelet::cleanupOrphans() {
   }
 }
 
+void Kubelet::postEvents() {
+  while (true) {
+    std::pair<std::string, std::string> next;
+    {
+      std::unique_lock<std::mutex> lk(events_mu_);
+      events_cv_.wait(lk, [&] { return stop_.load() || !events_.empty(); });
+      if (events_.empty()) return;  // stopping
+      next = std::move(events_.front());
+      events_.pop_front();
+    }
+    auto r = client_.post("/api/v1/namespaces/" + next.first + "/events", next.second,
+                          client::RequestOptions{5000, 1});
+    if (!r) LOG_DEBUG("kubelet-lite: event not posted: " << r.error().message);
+  }
+}
+
 DataLookup Kubelet::dataLookup() {
-  return [this](const std::string& kind, const std::string& ns,
+  return [this](const std::string& resource, const std::string& ns,
                 const std::string& name) -> std::optional<std::map<std::string, std::string>> {
-    bool secret = kind == "Secret";
+    bool secret = resource == "secrets";
     auto r = client_.get("/api/v1/namespaces/" + ns + (secret ? "/secrets/" : "/configmaps/") + name,
                          client::RequestOptions{10000, 3});
     if (!r) return std::nullopt;
@@ -245,11 +264,10 @@ void Kubelet::event(const json::Value& pod, const std::string& type, const std::
   ev.AddMember("type", json::str(type, a), a);
   ev.AddMember("reportingComponent", "kubelet", a);
   ev.AddMember("reportingInstance", json::str(cfg_.node_name, a), a);
-  auto r = client_.post("/api/v1/namespaces/" + ns + "/events", json::serialize(ev),
-                        client::RequestOptions{5000, 1});
-  if (!r)
-    LOG_DEBUG("kubelet-lite: event " << reason << " for " << ns << "/" << name
-                                     << " not posted: " << r.error().message);
+  std::lock_guard<std::mutex> g(events_mu_);
+  if (events_.size() >= 1000) return;  // the API server is far behind: drop, as upstream's broadcaster does
+  events_.emplace_back(ns, json::serialize(ev));
+  events_cv_.notify_one();
 }
 
 }  // namespace shepherd::kubelet

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,7 +60,8 @@ class Kubelet {
   // `skip` newer ones.
   std::optional<std::string> containerLogPath(const std::string& ns, const std::string& pod,
                                               const std::string& container, size_t skip);
-  // Posts an event about a pod (best effort).
+  // Queues an event about a pod; a separate thread posts it (best effort, so a slow API
+  // server never delays a pod's start).
   void event(const json::Value& pod, const std::string& type, const std::string& reason,
              const std::string& message);
   size_t workerCount();
@@ -67,6 +70,7 @@ class Kubelet {
   void onPod(const client::Object& obj);
   void onPodDelete(const client::Object& obj);
   void housekeeping();
+  void postEvents();
   void cleanupOrphans();
 
   client::RestClient& client_;
@@ -77,6 +81,10 @@ class Kubelet {
   std::map<std::string, std::shared_ptr<PodWorker>> workers_;  // by pod uid
   std::atomic<bool> stop_{false};
   std::thread housekeeper_;
+  std::mutex events_mu_;
+  std::condition_variable events_cv_;
+  std::deque<std::pair<std::string, std::string>> events_;  // (namespace, Event JSON)
+  std::thread event_poster_;
 };
 
 }  // namespace shepherd::kubelet

@@ -57,24 +57,37 @@ Result<LogTarget> checkContainerLogStatus(const json::Value& pod, const std::str
   if (!cs)
     return ApiError::badRequest("container \"" + container + "\" in pod \"" + podName +
                                 "\" is not available");
-  bool hasLast = json::findPath(*cs, {"lastState", "terminated"}) != nullptr;
+  // The cases and messages of upstream's validateContainerLogStatus, in its order.
+  const json::Value* last = json::findPath(*cs, {"lastState", "terminated"});
+  const json::Value* running = json::findPath(*cs, {"state", "running"});
+  const json::Value* terminated = json::findPath(*cs, {"state", "terminated"});
   const json::Value* waiting = json::findPath(*cs, {"state", "waiting"});
+  auto ran = [](const json::Value* t) { return t && !json::getString(*t, "containerID").empty(); };
+  std::string who = "container \"" + container + "\" in pod \"" + podName + "\"";
   if (previous) {
-    if (!hasLast)
-      return ApiError::badRequest("previous terminated container \"" + container + "\" in pod \"" + podName +
-                                  "\" not found");
-    // While it waits to restart, the newest file is the previous run's.
-    return LogTarget{waiting ? 0u : 1u};
+    if (!ran(last)) return ApiError::badRequest("previous terminated " + who + " not found");
+    // Unless the current attempt has run (and so has the newest file), the newest file
+    // is the previous run's.
+    return LogTarget{running || ran(terminated) ? 1u : 0u};
   }
-  if (waiting && !hasLast) {
+  if (running) return LogTarget{0};
+  if (terminated) {
+    // A terminated attempt that never started has no file: the newest is the last run's.
+    if (ran(terminated) || ran(last)) return LogTarget{0};
+    return ApiError::badRequest(who + " is terminated");
+  }
+  if (last) {
+    if (!ran(last)) return ApiError::badRequest(who + " is terminated");
+    return LogTarget{0};
+  }
+  if (waiting) {
     std::string reason(json::getString(*waiting, "reason"));
-    if (reason == "ErrImagePull" || reason == "ImagePullBackOff")
-      return ApiError::badRequest("container \"" + container + "\" in pod \"" + podName +
-                                  "\" is waiting to start: image can't be pulled");
-    return ApiError::badRequest("container \"" + container + "\" in pod \"" + podName +
-                                "\" is waiting to start: " + reason);
+    if (reason == "ErrImagePull") return ApiError::badRequest(who + " is waiting to start: image can't be pulled");
+    if (reason == "ImagePullBackOff")
+      return ApiError::badRequest(who + " is waiting to start: trying and failing to pull image");
+    return ApiError::badRequest(who + " is waiting to start: " + reason);
   }
-  return LogTarget{0};
+  return ApiError::badRequest(who + " is waiting to start - no logs yet");
 }
 
 LogOptions logOptionsFromQuery(const http::Request& req) {
@@ -83,8 +96,9 @@ LogOptions logOptionsFromQuery(const http::Request& req) {
   o.limit_bytes = queryInt(req, "limitBytes");
   o.timestamps = req.queryBool("timestamps");
   if (auto s = queryInt(req, "sinceSeconds")) o.since = clock::now() - std::chrono::seconds(*s);
+  // Upstream's NewLogOptions: sinceTime counts when it is later than sinceSeconds' time.
   if (req.hasQuery("sinceTime"))
-    if (auto t = clock::parseRfc3339(req.queryValue("sinceTime"))) o.since = *t;
+    if (auto t = clock::parseRfc3339(req.queryValue("sinceTime")); t && (!o.since || *t > *o.since)) o.since = *t;
   return o;
 }
 

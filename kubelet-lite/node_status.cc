@@ -126,6 +126,7 @@ bool NodeAgent::registerNode() {
                      R"(","labels":{)" + labels + R"(}},"spec":{},"status":)" + status + "}";
   auto created = client_.post("/api/v1/nodes", body, client::RequestOptions{10000, 1});
   if (created) {
+    node_uid_ = json::getStringPath(created.value(), {"metadata", "uid"});
     LOG_INFO("kubelet-lite: registered node " << cfg_.name);
     return true;
   }
@@ -136,7 +137,11 @@ bool NodeAgent::registerNode() {
   // Already registered: refresh labels and status.
   auto patched = client_.patch("/api/v1/nodes/" + cfg_.name, R"({"metadata":{"labels":{)" + labels + "}}}",
                                "application/merge-patch+json", client::RequestOptions{10000, 1});
-  if (!patched) LOG_WARN("kubelet-lite: cannot update node labels: " << patched.error().message);
+  if (!patched) {
+    LOG_WARN("kubelet-lite: cannot update node labels: " << patched.error().message);
+    return false;
+  }
+  node_uid_ = json::getStringPath(patched.value(), {"metadata", "uid"});
   return writeStatus();
 }
 
@@ -158,10 +163,13 @@ bool NodeAgent::writeStatus() {
 bool NodeAgent::renewLease() {
   std::string path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/" + cfg_.name;
   std::string now = clock::rfc3339Micro(clock::now());
-  std::string body = R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":")" +
-                     cfg_.name + R"(","namespace":"kube-node-lease"},"spec":{"holderIdentity":")" +
-                     cfg_.name + R"(","leaseDurationSeconds":)" + std::to_string(cfg_.lease_seconds) +
-                     R"(,"renewTime":")" + now + R"("}})";
+  // Owned by the Node, so the garbage collector removes it with the node.
+  std::string body =
+      R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":")" + cfg_.name +
+      R"(","namespace":"kube-node-lease","ownerReferences":[{"apiVersion":"v1","kind":"Node","name":")" +
+      cfg_.name + R"(","uid":")" + node_uid_ + R"("}]},"spec":{"holderIdentity":")" + cfg_.name +
+      R"(","leaseDurationSeconds":)" + std::to_string(cfg_.lease_seconds) + R"(,"renewTime":")" + now +
+      R"("}})";
   // PUT creates the lease when missing (leases allow create on update).
   auto r = client_.put(path, body, client::RequestOptions{10000, 1});
   if (!r) {

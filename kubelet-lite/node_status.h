@@ -67,6 +67,7 @@ class NodeAgent {
   std::string ready_reason_ = "KubeletReady";
   std::string ready_message_ = "kubelet-lite is posting ready status";
   std::string ready_since_;
+  std::string node_uid_;  // set by registerNode, before the heartbeat thread starts
   std::thread thread_;
 };
 

@@ -233,6 +233,12 @@ Status PodWorker::ensureSandbox(const json::Value& pod) {
   return okStatus();
 }
 
+void PodWorker::containerEvent(const json::Value& pod, ContainerRecord& rec, const std::string& type,
+                               const std::string& reason, const std::string& message) {
+  if (!rec.events_sent.insert(reason + "\n" + message).second) return;
+  k_.event(pod, type, reason, message);
+}
+
 Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec, ContainerRecord& rec,
                                  bool init) {
   std::string cname(json::getString(spec, "name"));
@@ -247,9 +253,14 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
               : "image \"" + image +
                     "\" is not in the node's image store and Shepherd nodes do not pull images";
     if (!again)
-      k_.event(pod, "Warning", "Failed", "Failed to pull image \"" + image + "\": " + rec.waiting_message);
+      containerEvent(pod, rec, "Warning", "Failed",
+                     "Failed to pull image \"" + image + "\": " + rec.waiting_message);
+    else
+      containerEvent(pod, rec, "Normal", "BackOff", "Back-off pulling image \"" + image + "\"");
     return ApiError::make(500, rec.waiting_reason, rec.waiting_message);
   }
+  containerEvent(pod, rec, "Normal", "Pulled",
+                 "Container image \"" + image + "\" already present on machine");
   PodFacts facts;
   facts.pod = &pod;
   facts.pod_ip = pod_ip_;
@@ -261,14 +272,14 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
   if (!env) {
     rec.waiting_reason = "CreateContainerConfigError";
     rec.waiting_message = env.error().message;
-    k_.event(pod, "Warning", "Failed", "Error: " + env.error().message);
+    containerEvent(pod, rec, "Warning", "Failed", "Error: " + env.error().message);
     return env.error();
   }
   auto vols = prepareVolumes(k_.podDir(uid_), facts, k_.dataLookup());
   if (!vols) {
     rec.waiting_reason = "ContainerCreating";
     rec.waiting_message = vols.error().message;
-    k_.event(pod, "Warning", "FailedMount", "MountVolume.SetUp failed: " + vols.error().message);
+    containerEvent(pod, rec, "Warning", "FailedMount", "MountVolume.SetUp failed: " + vols.error().message);
     return vols.error();
   }
   std::map<std::string, std::string> envMap(env->begin(), env->end());
@@ -373,10 +384,14 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
     if (const json::Value* ape = json::find(*csc, "allowPrivilegeEscalation"); ape && ape->IsBool())
       sc->set_no_new_privs(!ape->GetBool());
   }
-  if (psc)
+  if (psc) {
     if (const json::Value* groups = json::find(*psc, "supplementalGroups"); groups && groups->IsArray())
       for (auto& g : groups->GetArray())
         if (g.IsInt64()) sc->add_supplemental_groups(g.GetInt64());
+    // The fsGroup owns the volumes, so the container's processes are in it.
+    if (const json::Value* fsGroup = json::find(*psc, "fsGroup"); fsGroup && fsGroup->IsInt64())
+      sc->add_supplemental_groups(fsGroup->GetInt64());
+  }
   auto* nsOpts = sc->mutable_namespace_options();
   nsOpts->set_network(hostNetwork ? runtime::v1::NODE : runtime::v1::POD);
   bool shareProcess = json::getBool(*json::find(pod, "spec"), "shareProcessNamespace");
@@ -389,9 +404,10 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
   if (!id) {
     rec.waiting_reason = "CreateContainerError";
     rec.waiting_message = id.error().message;
-    k_.event(pod, "Warning", "Failed", "Error: " + id.error().message);
+    containerEvent(pod, rec, "Warning", "Failed", "Error: " + id.error().message);
     return id.error();
   }
+  containerEvent(pod, rec, "Normal", "Created", "Created container " + cname);
   auto started = k_.cri()->startContainer(id.value());
   rec.id = id.value();
   rec.attempt = attempt;
@@ -402,12 +418,12 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
   if (!started) {
     rec.waiting_reason = "RunContainerError";
     rec.waiting_message = started.error().message;
-    k_.event(pod, "Warning", "Failed", "Error: " + started.error().message);
+    containerEvent(pod, rec, "Warning", "Failed", "Error: " + started.error().message);
     return started.error();
   }
   rec.waiting_reason.clear();
   rec.waiting_message.clear();
-  k_.event(pod, "Normal", "Started", "Started container " + cname);
+  containerEvent(pod, rec, "Normal", "Started", "Started container " + cname);
   (void)init;
   return okStatus();
 }
@@ -429,7 +445,6 @@ void PodWorker::refreshContainer(const json::Value& spec, ContainerRecord& rec) 
   rec.image_ref = s.image_ref();
   rec.running = s.state() == runtime::v1::CONTAINER_RUNNING;
   if (rec.running) rec.started_at = nanosToRfc3339(s.started_at());
-  bool wasExited = rec.exited;
   rec.exited = s.state() == runtime::v1::CONTAINER_EXITED;
   if (rec.exited) {
     rec.exit_code = s.exit_code();
@@ -467,14 +482,7 @@ void PodWorker::refreshContainer(const json::Value& spec, ContainerRecord& rec) 
     t.AddMember("finishedAt", json::str(nanosToRfc3339(s.finished_at()), a), a);
     t.AddMember("containerID", json::str("containerd://" + rec.id, a), a);
     rec.terminated = json::serialize(t);
-    if (!wasExited) {
-      // Back-off for the next restart: 10 s doubling to 5 min; reset after 10 min of running.
-      auto ran = std::chrono::nanoseconds(s.finished_at() - s.started_at());
-      if (ran > std::chrono::minutes(10)) rec.backoff_seconds = 0;
-      rec.backoff_seconds = rec.backoff_seconds == 0 ? kInitialBackoffSeconds
-                                                     : std::min(rec.backoff_seconds * 2, kMaxBackoffSeconds);
-      rec.backoff_until = Steady::now() + std::chrono::seconds(rec.backoff_seconds);
-    }
+    rec.finished_at = std::chrono::system_clock::time_point(std::chrono::nanoseconds(s.finished_at()));
   } else {
     rec.terminated.clear();
   }
@@ -512,14 +520,13 @@ void PodWorker::runProbes(const json::Value& pod, const json::Value& spec, Conta
               .value_or(json::getInt(*json::find(pod, "spec"), "terminationGracePeriodSeconds").value_or(30));
       (void)k_.cri()->stopContainer(rec.id, grace);
       rec.liveness = ProbeState{};
-      rec.backoff_seconds = 0;  // a liveness restart is not a crash loop at first
     }
   }
   if (const json::Value* ready = json::find(spec, "readinessProbe")) {
-    bool was = rec.readiness.ok;
     tickProbe(*ready, rec.readiness, started, k_.cri(), rec.id, pod_ip_);
-    if (was && !rec.readiness.ok && rec.readiness.decided)
-      k_.event(pod, "Warning", "Unhealthy", "Readiness probe failed: " + rec.readiness.last_message);
+    if (rec.readiness.decided && !rec.readiness.ok)
+      containerEvent(pod, rec, "Warning", "Unhealthy",
+                     "Readiness probe failed: " + rec.readiness.last_message);
   }
 }
 
@@ -543,14 +550,25 @@ void PodWorker::syncContainers(const json::Value& pod, bool init) {
         if (init) return;  // the pod fails (computed in the status)
         continue;
       }
-      if (Steady::now() < rec.backoff_until) {
+      // Upstream's doBackOff: the first exit restarts at once; later ones wait 10 s,
+      // doubling to 5 min, counted from the exit; an entry idle 10 min starts over.
+      auto idle = rec.finished_at - rec.backoff_updated;
+      bool fresh = rec.backoff_seconds == 0 || idle > std::chrono::seconds(2 * kMaxBackoffSeconds);
+      if (!fresh && clock::now() - rec.finished_at < std::chrono::seconds(rec.backoff_seconds)) {
         rec.waiting_reason = "CrashLoopBackOff";
         rec.waiting_message = "back-off " + std::to_string(rec.backoff_seconds) +
                               "s restarting failed container=" + cname + " pod=" + name_ + "_" + ns_ + "(" +
                               uid_ + ")";
+        containerEvent(pod, rec, "Warning", "BackOff",
+                       "Back-off restarting failed container " + cname + " in pod " + name_ + "_" + ns_ +
+                           "(" + uid_ + ")");
         if (init) return;
         continue;
       }
+      rec.backoff_seconds =
+          fresh ? kInitialBackoffSeconds : std::min(rec.backoff_seconds * 2, kMaxBackoffSeconds);
+      rec.backoff_updated = rec.finished_at;
+      rec.events_sent.clear();  // a new attempt
       // The finished attempt becomes lastState.
       rec.last_terminated = rec.terminated;
       rec.exited = false;
@@ -619,6 +637,7 @@ bool PodWorker::terminate(const json::Value& pod, bool final_delete) {
         std::vector<std::string> hookCmd;
         if (hook && hook->IsArray())
           for (auto& x : hook->GetArray()) hookCmd.emplace_back(json::view(x));
+        k_.event(pod, "Normal", "Killing", "Stopping container " + cname);
         stoppers.emplace_back([this, id, grace, hookCmd] {
           if (!hookCmd.empty()) (void)k_.cri()->execSync(id, hookCmd, grace);
           (void)k_.cri()->stopContainer(id, grace);
@@ -830,10 +849,14 @@ std::string PodWorker::buildStatus(const json::Value& pod) {
   }
   // Conditions (PodScheduled is the scheduler's, kept as it is).
   json::Value conds(rapidjson::kArrayType);
+  bool scheduled = false;
   if (const json::Value* existing = json::findPath(pod, {"status", "conditions"});
       existing && existing->IsArray())
     for (auto& c : existing->GetArray())
-      if (json::getString(c, "type") == "PodScheduled") conds.PushBack(json::Value(c, a), a);
+      if (json::getString(c, "type") == "PodScheduled") {
+        conds.PushBack(json::Value(c, a), a);
+        scheduled = true;
+      }
   bool containersReady = total > 0 && ready == total && phase == "Running";
   bool podReady = containersReady;
   if (const json::Value* gates = json::findPath(pod, {"spec", "readinessGates"}); gates && gates->IsArray())
@@ -864,6 +887,7 @@ std::string PodWorker::buildStatus(const json::Value& pod) {
     conds.PushBack(c, a);
   };
   bool finished = phase == "Succeeded" || phase == "Failed";
+  if (!scheduled) cond("PodScheduled", true, nullptr);  // bound without a scheduler (spec.nodeName)
   cond("Initialized", initDone, initDone ? nullptr : "ContainersNotInitialized");
   cond("Ready", podReady, finished ? "PodCompleted" : "ContainersNotReady");
   cond("ContainersReady", containersReady, finished ? "PodCompleted" : "ContainersNotReady");

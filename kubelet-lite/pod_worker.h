@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -24,9 +25,12 @@ struct ContainerRecord {
   std::string id;        // CRI container id of the current attempt ("" = none)
   uint32_t attempt = 0;  // restartCount = attempt
   bool started_once = false;
-  std::chrono::steady_clock::time_point backoff_until{};
-  int backoff_seconds = 0;     // 0 = no back-off yet
-  std::string waiting_reason;  // set while not running (ContainerCreating, CrashLoopBackOff, ...)
+  // Restart back-off as upstream's per-container entry: the current delay (0 = none yet)
+  // and the finish time it was last advanced for; `finished_at` is this attempt's.
+  int backoff_seconds = 0;
+  std::chrono::system_clock::time_point backoff_updated{}, finished_at{};
+  std::set<std::string> events_sent;  // per attempt: each distinct event once
+  std::string waiting_reason;         // set while not running (ContainerCreating, CrashLoopBackOff, ...)
   std::string waiting_message;
   std::string last_terminated;  // JSON of the previous attempt's terminated state
   std::string terminated;       // JSON of this attempt's terminated state (when exited)
@@ -57,6 +61,9 @@ class PodWorker {
   Status ensureSandbox(const json::Value& pod);
   void syncContainers(const json::Value& pod, bool init);
   Status startContainer(const json::Value& pod, const json::Value& spec, ContainerRecord& rec, bool init);
+  // An event about one container, sent once per attempt.
+  void containerEvent(const json::Value& pod, ContainerRecord& rec, const std::string& type,
+                      const std::string& reason, const std::string& message);
   void refreshContainer(const json::Value& spec, ContainerRecord& rec);
   void runProbes(const json::Value& pod, const json::Value& spec, ContainerRecord& rec);
   void writeStatus(const json::Value& pod);

@@ -1,14 +1,18 @@
 #include "kubelet-lite/volumes.h"
 
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include "apis/quantity.h"
 #include "common/log.h"
 
 namespace shepherd::kubelet {
@@ -28,9 +32,19 @@ int modeOf(const json::Value* v, int def) {
   return def;
 }
 
-// Writes the keys of `data` (or the selected `items`) into `dir`.
+// The file paths a volume holds, relative to its directory (as upstream's AtomicWriter
+// payload: what is not in it any more is removed on the next update).
+using Written = std::set<std::string>;
+
+std::string relPath(const std::string& p) {
+  return fs::path(p).lexically_normal().string();
+}
+
+// Writes the keys of `data` (or the selected `items`) into `dir`. A missing key is an
+// error with upstream's message (configmap.MakePayload / secret.MakePayload).
 Status writeProjection(const std::string& dir, const std::map<std::string, std::string>& data,
-                       const json::Value* items, int defaultMode, const std::string& what, bool optional) {
+                       const json::Value* items, int defaultMode, bool secret, bool optional,
+                       Written& written) {
   if (items && items->IsArray() && items->Size() > 0) {
     for (auto& it : items->GetArray()) {
       std::string key(json::getString(it, "key"));
@@ -39,20 +53,95 @@ Status writeProjection(const std::string& dir, const std::map<std::string, std::
       if (found == data.end()) {
         if (optional) continue;
         return ApiError::make(400, "FailedMount",
-                              "configmap references non-existent config key: " + key + " (" + what + ")");
+                              secret ? "references non-existent secret key: " + key
+                                     : "configmap references non-existent config key: " + key);
       }
       std::string target = dir + "/" + path;
       mkdirs(fs::path(target).parent_path().string());
       writeFileAtomic(target, found->second, modeOf(json::find(it, "mode"), defaultMode));
+      written.insert(relPath(path));
     }
     return okStatus();
   }
-  for (const auto& [k, v] : data) writeFileAtomic(dir + "/" + k, v, defaultMode);
+  for (const auto& [k, v] : data) {
+    writeFileAtomic(dir + "/" + k, v, defaultMode);
+    written.insert(relPath(k));
+  }
   return okStatus();
 }
 
+// Removes the files of `dir` that the volume's latest content no longer has.
+void pruneStale(const std::string& dir, const Written& written) {
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    std::error_code ec2;
+    if (it->is_directory(ec2) && !it->is_symlink(ec2)) continue;
+    std::string rel = it->path().lexically_relative(dir).lexically_normal().string();
+    if (!written.count(rel)) stale.push_back(it->path());
+  }
+  for (const auto& p : stale) fs::remove(p, ec);
+}
+
+// mkdir -p with `mode` for every directory it creates (Go's os.MkdirAll).
+bool mkdirAll(const std::string& path, mode_t mode) {
+  std::string cur;
+  for (const auto& part : fs::path(path)) {
+    cur = (fs::path(cur) / part).string();
+    if (part == "/" || part.empty()) continue;
+    if (::mkdir(cur.c_str(), mode) != 0 && errno != EEXIST) return false;
+  }
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Upstream's hostPath checkTypeInternal: the *OrCreate types create what is missing (a
+// directory 0755, or a file 0644 without its parents), then every type checks the kind.
+Status checkHostPathType(const std::string& path, const std::string& type) {
+  if (type.empty()) return okStatus();
+  struct stat st {};
+  bool exists = stat(path.c_str(), &st) == 0;
+  auto failed = [&](const std::string& what) {
+    return ApiError::make(400, "FailedMount", "hostPath type check failed: " + path + " is not a " + what);
+  };
+  if (type == "DirectoryOrCreate" || type == "Directory") {
+    if (type == "DirectoryOrCreate" && !exists) {
+      if (!mkdirAll(path, 0755))
+        return ApiError::make(400, "FailedMount", "mkdir " + path + ": " + std::strerror(errno));
+      return okStatus();
+    }
+    if (!exists || !S_ISDIR(st.st_mode)) return failed("directory");
+  } else if (type == "FileOrCreate" || type == "File") {
+    if (type == "FileOrCreate" && !exists) {
+      int fd = ::open(path.c_str(), O_CREAT | O_RDONLY | O_CLOEXEC, 0644);
+      if (fd < 0) return ApiError::make(400, "FailedMount", "open " + path + ": " + std::strerror(errno));
+      ::close(fd);
+      return okStatus();
+    }
+    if (!exists || !S_ISREG(st.st_mode)) return failed("file");
+  } else if (type == "Socket") {
+    if (!exists || !S_ISSOCK(st.st_mode)) return failed("socket file");
+  } else if (type == "CharDevice") {
+    if (!exists || !S_ISCHR(st.st_mode)) return failed("character device");
+  } else if (type == "BlockDevice") {
+    if (!exists || !S_ISBLK(st.st_mode)) return failed("block device");
+  } else {
+    return ApiError::make(400, "FailedMount", type + " is an invalid volume type");
+  }
+  return okStatus();
+}
+
+// Whether `dir` is a mount point (its device differs from its parent's), as upstream's
+// IsLikelyNotMountPoint decides.
+bool isMountPoint(const std::string& dir) {
+  struct stat st {}, parent {};
+  if (stat(dir.c_str(), &st) != 0 || stat((dir + "/..").c_str(), &parent) != 0) return false;
+  return st.st_dev != parent.st_dev;
+}
+
 Status projectDownward(const std::string& dir, const json::Value* items, const PodFacts& facts,
-                       int defaultMode) {
+                       int defaultMode, Written& written) {
   if (!items || !items->IsArray()) return okStatus();
   for (auto& it : items->GetArray()) {
     std::string path(json::getString(it, "path"));
@@ -75,6 +164,7 @@ Status projectDownward(const std::string& dir, const json::Value* items, const P
     std::string target = dir + "/" + path;
     mkdirs(fs::path(target).parent_path().string());
     writeFileAtomic(target, value, modeOf(json::find(it, "mode"), defaultMode));
+    written.insert(relPath(path));
   }
   return okStatus();
 }
@@ -122,6 +212,26 @@ std::string hostsFile(const json::Value& pod, const std::string& pod_ip) {
   return out;
 }
 
+void applyFsGroup(const std::string& dir, gid_t gid, bool read_only) {
+  std::error_code ec;
+  auto fix = [&](const fs::path& p) {
+    struct stat st {};
+    if (lstat(p.c_str(), &st) != 0) return;
+    if (lchown(p.c_str(), static_cast<uid_t>(-1), gid) != 0) return;
+    if (S_ISLNK(st.st_mode)) return;
+    mode_t mode = st.st_mode & 07777;
+    if (S_ISDIR(st.st_mode))
+      mode |= 0070 | S_ISGID;
+    else
+      mode |= read_only ? 0040 : 0060;
+    chmod(p.c_str(), mode);
+  };
+  fix(dir);
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    fix(it->path());
+}
+
 Result<PreparedVolumes> prepareVolumes(const std::string& pod_dir, const PodFacts& facts,
                                        const DataLookup& lookup) {
   PreparedVolumes out;
@@ -134,20 +244,7 @@ Result<PreparedVolumes> prepareVolumes(const std::string& pod_dir, const PodFact
     std::string dir = pod_dir + "/volumes/" + name;
     if (const json::Value* hp = json::find(v, "hostPath")) {
       std::string path(json::getString(*hp, "path"));
-      std::string type(json::getString(*hp, "type"));
-      struct stat st {};
-      bool exists = stat(path.c_str(), &st) == 0;
-      if (type == "DirectoryOrCreate" && !exists)
-        mkdirs(path);
-      else if (type == "FileOrCreate" && !exists) {
-        mkdirs(fs::path(path).parent_path().string());
-        std::ofstream(path).close();
-      } else if ((type == "Directory" && (!exists || !S_ISDIR(st.st_mode))) ||
-                 (type == "File" && (!exists || !S_ISREG(st.st_mode))) ||
-                 (type == "Socket" && (!exists || !S_ISSOCK(st.st_mode)))) {
-        return ApiError::make(400, "FailedMount",
-                              "hostPath type check failed: " + path + " is not a " + type);
-      }
+      if (auto st = checkHostPathType(path, std::string(json::getString(*hp, "type"))); !st) return st.error();
       out.host_paths[name] = path;
       continue;
     }
@@ -155,9 +252,12 @@ Result<PreparedVolumes> prepareVolumes(const std::string& pod_dir, const PodFact
     if (const json::Value* ed = json::find(v, "emptyDir")) {
       if (json::getString(*ed, "medium") == "Memory") {
         std::string opts = "mode=0777";
-        if (const json::Value* size = json::find(*ed, "sizeLimit"); size && size->IsString())
-          opts += ",size=" + std::string(json::view(*size));
-        if (mount("tmpfs", dir.c_str(), "tmpfs", 0, opts.c_str()) == 0 || errno == EBUSY)
+        // In bytes, as upstream's setupTmpfs (tmpfs does not read quantity suffixes like Mi).
+        if (const json::Value* size = json::find(*ed, "sizeLimit"))
+          if (auto bytes = apis::quantityValue(*size); bytes && *bytes > 0)
+            opts += ",size=" + std::to_string(static_cast<long long>(std::ceil(*bytes)));
+        // Mounted by an earlier prepare: mounting again would hide the volume's content.
+        if (isMountPoint(dir) || mount("tmpfs", dir.c_str(), "tmpfs", 0, opts.c_str()) == 0 || errno == EBUSY)
           out.tmpfs_mounts.push_back(dir);
         else
           LOG_WARN("kubelet-lite: tmpfs for " << dir << " failed: " << std::strerror(errno));
@@ -169,31 +269,36 @@ Result<PreparedVolumes> prepareVolumes(const std::string& pod_dir, const PodFact
       auto data = lookup("configmaps", ns, cmName);
       if (!data && !optional)
         return ApiError::make(400, "FailedMount", "configmap \"" + cmName + "\" not found");
+      Written written;
       if (data)
         if (auto st = writeProjection(dir, *data, json::find(*cm, "items"),
-                                      modeOf(json::find(*cm, "defaultMode"), 0644), "configmap " + cmName,
-                                      optional);
+                                      modeOf(json::find(*cm, "defaultMode"), 0644), false, optional, written);
             !st)
           return st.error();
+      pruneStale(dir, written);
     } else if (const json::Value* sec = json::find(v, "secret")) {
       std::string secName(json::getString(*sec, "secretName"));
       bool optional = json::getBool(*sec, "optional");
       auto data = lookup("secrets", ns, secName);
       if (!data && !optional)
         return ApiError::make(400, "FailedMount", "secret \"" + secName + "\" not found");
+      Written written;
       if (data)
-        if (auto st =
-                writeProjection(dir, *data, json::find(*sec, "items"),
-                                modeOf(json::find(*sec, "defaultMode"), 0644), "secret " + secName, optional);
+        if (auto st = writeProjection(dir, *data, json::find(*sec, "items"),
+                                      modeOf(json::find(*sec, "defaultMode"), 0644), true, optional, written);
             !st)
           return st.error();
+      pruneStale(dir, written);
     } else if (const json::Value* da = json::find(v, "downwardAPI")) {
+      Written written;
       if (auto st = projectDownward(dir, json::find(*da, "items"), facts,
-                                    modeOf(json::find(*da, "defaultMode"), 0644));
+                                    modeOf(json::find(*da, "defaultMode"), 0644), written);
           !st)
         return st.error();
+      pruneStale(dir, written);
     } else if (const json::Value* pj = json::find(v, "projected")) {
       int mode = modeOf(json::find(*pj, "defaultMode"), 0644);
+      Written written;
       if (const json::Value* sources = json::find(*pj, "sources"); sources && sources->IsArray()) {
         for (auto& src : sources->GetArray()) {
           if (const json::Value* cm = json::find(src, "configMap")) {
@@ -204,7 +309,7 @@ Result<PreparedVolumes> prepareVolumes(const std::string& pod_dir, const PodFact
               return ApiError::make(400, "FailedMount", "configmap \"" + n + "\" not found");
             if (data)
               if (auto st =
-                      writeProjection(dir, *data, json::find(*cm, "items"), mode, "configmap " + n, optional);
+                      writeProjection(dir, *data, json::find(*cm, "items"), mode, false, optional, written);
                   !st)
                 return st.error();
           } else if (const json::Value* sec = json::find(src, "secret")) {
@@ -215,16 +320,23 @@ Result<PreparedVolumes> prepareVolumes(const std::string& pod_dir, const PodFact
               return ApiError::make(400, "FailedMount", "secret \"" + n + "\" not found");
             if (data)
               if (auto st =
-                      writeProjection(dir, *data, json::find(*sec, "items"), mode, "secret " + n, optional);
+                      writeProjection(dir, *data, json::find(*sec, "items"), mode, true, optional, written);
                   !st)
                 return st.error();
           } else if (const json::Value* da = json::find(src, "downwardAPI")) {
-            if (auto st = projectDownward(dir, json::find(*da, "items"), facts, mode); !st) return st.error();
+            if (auto st = projectDownward(dir, json::find(*da, "items"), facts, mode, written); !st)
+              return st.error();
           }
           // serviceAccountToken sources need the token API (security issue); skipped.
         }
       }
+      pruneStale(dir, written);
     }
+    // fsGroup: the volume belongs to the pod's group (upstream's SetVolumeOwnership):
+    // group-owned, group-readable (and writable for emptyDir), setgid directories.
+    if (const json::Value* fsGroup = json::findPath(pod, {"spec", "securityContext", "fsGroup"});
+        fsGroup && fsGroup->IsInt64())
+      applyFsGroup(dir, static_cast<gid_t>(fsGroup->GetInt64()), json::find(v, "emptyDir") == nullptr);
     out.host_paths[name] = dir;
   }
   return out;

@@ -6,6 +6,10 @@
 #                       /etc/passwd and /etc/group with root and nobody; Cmd ["sh"])
 #   OUTDIR/pause.tar    registry.k8s.io/pause:3.10 (static /pause from pause.c beside
 #                       this script; Entrypoint ["/pause"], User 65535:65535)
+#   OUTDIR/agnhost-lite.tar  shepherd.test/agnhost-lite:1.0 (the busybox tree plus /agnhost,
+#                       a busybox sh script standing in for the agnhost test image's
+#                       `pause` and `entrypoint-tester` subcommands, and /agnhost-2 -> agnhost;
+#                       Entrypoint ["/agnhost"], Cmd ["pause"] as agnhost's)
 #   OUTDIR/images.txt   one "archive<TAB>reference<TAB>manifest-digest" line per reference
 #
 # Import with: ctr --address SOCK -n k8s.io images import OUTDIR/busybox.tar
@@ -57,7 +61,8 @@ stamp=$( {
 } | sha256sum | cut -d' ' -f1)
 
 if [ -f "$OUTDIR/.stamp" ] && [ "$(cat "$OUTDIR/.stamp")" = "$stamp" ] &&
-   [ -s "$OUTDIR/busybox.tar" ] && [ -s "$OUTDIR/pause.tar" ] && [ -s "$OUTDIR/images.txt" ]; then
+   [ -s "$OUTDIR/busybox.tar" ] && [ -s "$OUTDIR/pause.tar" ] && [ -s "$OUTDIR/agnhost-lite.tar" ] &&
+   [ -s "$OUTDIR/images.txt" ]; then
   echo "build-images: up to date in $OUTDIR"
   exit 0
 fi
@@ -178,20 +183,25 @@ applets = sorted(set(
 if "sh" not in applets:
     sys.exit("build-images: busybox has no sh applet")
 
+def busybox_tree(layer):
+    """The busybox root filesystem (also the base of agnhost-lite)."""
+    for d in ["bin", "dev", "etc", "home", "proc", "root", "sys", "tmp", "usr", "usr/bin",
+              "usr/sbin", "var", "var/spool", "var/spool/mail", "var/www"]:
+        layer.dir(d, {"root": 0o700, "tmp": 0o1777}.get(d, 0o755))
+    layer.file("bin/busybox", bb, 0o755)
+    for a in applets:
+        layer.symlink("bin/" + a, "busybox")
+    layer.file("etc/group", b"root:x:0:\ndaemon:x:1:\nnogroup:x:65534:\nnobody:x:65534:\n")
+    layer.file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n"
+                             b"daemon:x:1:1:daemon:/usr/sbin:/bin/false\n"
+                             b"nobody:x:65534:65534:nobody:/home:/bin/false\n")
+    layer.file("etc/shadow", b"root:*:19723:0:99999:7:::\ndaemon:*:19723:0:99999:7:::\n"
+                             b"nobody:*:19723:0:99999:7:::\n", 0o640)
+    layer.file("etc/nsswitch.conf", b"hosts: files dns\n")
+
+
 layer = Tar()
-for d in ["bin", "dev", "etc", "home", "proc", "root", "sys", "tmp", "usr", "usr/bin",
-          "usr/sbin", "var", "var/spool", "var/spool/mail", "var/www"]:
-    layer.dir(d, {"root": 0o700, "tmp": 0o1777}.get(d, 0o755))
-layer.file("bin/busybox", bb, 0o755)
-for a in applets:
-    layer.symlink("bin/" + a, "busybox")
-layer.file("etc/group", b"root:x:0:\ndaemon:x:1:\nnogroup:x:65534:\nnobody:x:65534:\n")
-layer.file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n"
-                         b"daemon:x:1:1:daemon:/usr/sbin:/bin/false\n"
-                         b"nobody:x:65534:65534:nobody:/home:/bin/false\n")
-layer.file("etc/shadow", b"root:*:19723:0:99999:7:::\ndaemon:*:19723:0:99999:7:::\n"
-                         b"nobody:*:19723:0:99999:7:::\n", 0o640)
-layer.file("etc/nsswitch.conf", b"hosts: files dns\n")
+busybox_tree(layer)
 busybox_layer = layer.bytes()
 refs = ["docker.io/library/busybox:latest", "docker.io/library/busybox:1.36"]
 d = write_archive(os.path.join(outdir, "busybox.tar"), busybox_layer,
@@ -215,6 +225,51 @@ d = write_archive(os.path.join(outdir, "pause.tar"), pause_layer,
                                 "created_by": "shepherd build-images.sh: pause.c"}]},
                   refs)
 lines += ["pause.tar\t%s\t%s" % (r, d) for r in refs]
+
+# --- agnhost-lite ----------------------------------------------------------------------
+# Upstream's e2e tests run registry.k8s.io/e2e-test-images/agnhost (ENTRYPOINT ["/agnhost"],
+# CMD ["pause"]) where they need the image's own entrypoint and arguments. This stand-in
+# keeps that config; /agnhost is a busybox sh script with the two subcommands the ported
+# tests rely on: `pause` prints "Paused" and waits for a signal (INT -> exit 1, TERM ->
+# exit 2, as agnhost's), `entrypoint-tester` prints its argv the way Go's
+# fmt.Println(os.Args) does ("[/agnhost entrypoint-tester a b]"). /agnhost-2 links to it,
+# as in agnhost's Dockerfile.
+AGNHOST = b"""#!/bin/sh
+# agnhost-lite: Shepherd's stand-in for the agnhost test image (see build-images.sh).
+case "$1" in
+pause)
+  echo Paused
+  trap 'exit 1' INT
+  trap 'exit 2' TERM
+  while :; do
+    sleep 3600 &
+    wait $!
+  done
+  ;;
+entrypoint-tester)
+  out=$0
+  for a in "$@"; do out="$out $a"; done
+  echo "[$out]"
+  ;;
+*)
+  echo "agnhost-lite: unknown subcommand '$1' (has: pause, entrypoint-tester)" >&2
+  exit 1
+  ;;
+esac
+"""
+layer = Tar()
+busybox_tree(layer)
+layer.file("agnhost", AGNHOST, 0o755)
+layer.symlink("agnhost-2", "agnhost")
+agnhost_layer = layer.bytes()
+refs = ["shepherd.test/agnhost-lite:1.0"]
+d = write_archive(os.path.join(outdir, "agnhost-lite.tar"), agnhost_layer,
+                  {"config": {"Env": [PATH_ENV], "Entrypoint": ["/agnhost"], "Cmd": ["pause"]},
+                   "history": [{"created": CREATED,
+                                "created_by": "shepherd build-images.sh: busybox-static + "
+                                              "agnhost-lite script"}]},
+                  refs)
+lines += ["agnhost-lite.tar\t%s\t%s" % (r, d) for r in refs]
 
 with open(os.path.join(work, "images.txt"), "w") as f:
     f.write("\n".join(lines) + "\n")

@@ -1,0 +1,483 @@
+"""kubelet-lite against a real containerd: node registration and heartbeats, pod status,
+logs through the API server, restarts and back-off, images that are not there, probes,
+resources and security context, volumes, hooks, deletion, adoption after a restart,
+orphan clean-up, and the fake runtime.
+
+Pods are bound by setting spec.nodeName (no scheduler is needed). The node runs under a
+short temporary directory with its own pod subnet and bridge (tests/harness/real_node.py).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import pytest
+
+from conftest import KUBECTL_BINS
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
+import real_node  # noqa: E402
+
+KUBECTL = KUBECTL_BINS["1.33"]
+
+
+@pytest.fixture(scope="module")
+def node(server):
+    workdir = tempfile.mkdtemp(prefix="shk-")
+    name = "e2e-node-" + uuid.uuid4().hex[:6]
+    n = real_node.RealNode(workdir, name, server.base_url, real_node.free_subnets(1)[0])
+    try:
+        n.start()
+        yield n
+    finally:
+        n.stop()
+        subprocess.run(["rm", "-rf", workdir])
+
+
+@pytest.fixture(scope="module")
+def ns(server):
+    name = "kubelet-" + uuid.uuid4().hex[:6]
+    status, _, body = server.api.post("/api/v1/namespaces", {"metadata": {"name": name}})
+    assert status == 201, body
+    yield name
+    # No namespace controller yet: delete the pods so the node stops them.
+    server.api.delete("/api/v1/namespaces/%s/pods" % name)
+
+
+def kubectl(server, *args, check=True, timeout=60, input=None):
+    out = subprocess.run([KUBECTL, "--kubeconfig", server.kubeconfig] + list(args), capture_output=True,
+                         text=True, timeout=timeout, input=input,
+                         env=dict(os.environ, HOME=os.path.dirname(server.kubeconfig)))
+    if check:
+        assert out.returncode == 0, "kubectl %s: %s" % (" ".join(args), out.stderr)
+    return out
+
+
+def make_pod(server, node, ns, name, containers, **spec):
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns},
+            "spec": dict({"nodeName": node.name, "containers": containers,
+                          "terminationGracePeriodSeconds": 5}, **spec)}
+    status, _, obj = server.api.post("/api/v1/namespaces/%s/pods" % ns, body)
+    assert status == 201, obj
+    return obj
+
+
+def get_pod(server, ns, name):
+    status, _, obj = server.api.get("/api/v1/namespaces/%s/pods/%s" % (ns, name))
+    return obj if status == 200 else None
+
+
+def wait_pod(server, ns, name, pred, timeout=60, what="condition"):
+    deadline = time.monotonic() + timeout
+    pod = None
+    while time.monotonic() < deadline:
+        pod = get_pod(server, ns, name)
+        if pod is not None and pred(pod):
+            return pod
+        time.sleep(0.1)
+    raise AssertionError("pod %s/%s: %s not met within %ss; last seen:\n%s"
+                         % (ns, name, what, timeout, json.dumps(pod and pod.get("status"), indent=1)))
+
+
+def running(pod):
+    return pod["status"].get("phase") == "Running" and all(
+        "running" in c["state"] for c in pod["status"].get("containerStatuses", []))
+
+
+def cstatus(pod, name="c", init=False):
+    for c in pod["status"].get("initContainerStatuses" if init else "containerStatuses", []):
+        if c["name"] == name:
+            return c
+    return None
+
+
+def condition(pod, ctype):
+    for c in pod["status"].get("conditions", []):
+        if c["type"] == ctype:
+            return c
+    return None
+
+
+def pod_log(server, ns, name, query=""):
+    status, _, body = server.api.request("GET", "/api/v1/namespaces/%s/pods/%s/log%s" % (ns, name, query))
+    return status, body.decode()
+
+
+def delete_pod(server, ns, name, wait=True, grace=None):
+    path = "/api/v1/namespaces/%s/pods/%s" % (ns, name)
+    body = {"gracePeriodSeconds": grace} if grace is not None else None
+    server.api.delete(path, body)
+    if wait:
+        deadline = time.monotonic() + 60
+        while get_pod(server, ns, name) is not None:
+            assert time.monotonic() < deadline, "pod %s not gone within 60 s" % name
+            time.sleep(0.1)
+
+
+TERM_AWARE = "trap 'exit 0' TERM; %s & wait"
+
+
+def sh(script):
+    return ["sh", "-c", script]
+
+
+# --------------------------------------------------------------------------- node
+
+
+def test_node_registration_and_heartbeat(server, node):
+    status, _, n = server.api.get("/api/v1/nodes/" + node.name)
+    assert status == 200
+    labels = n["metadata"]["labels"]
+    assert labels["kubernetes.io/hostname"] == node.name
+    assert labels["kubernetes.io/os"] == "linux"
+    assert labels["kubernetes.io/arch"] in ("amd64", "arm64")
+    addrs = {a["type"]: a["address"] for a in n["status"]["addresses"]}
+    assert addrs["InternalIP"] == "127.0.0.1" and addrs["Hostname"]
+    for res in ("cpu", "memory", "pods", "ephemeral-storage"):
+        assert res in n["status"]["capacity"] and res in n["status"]["allocatable"], res
+    assert n["status"]["capacity"]["cpu"] == str(os.cpu_count())
+    assert n["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://")
+    assert n["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] == node.port
+    conds = {c["type"]: c["status"] for c in n["status"]["conditions"]}
+    assert conds == {"Ready": "True", "MemoryPressure": "False", "DiskPressure": "False", "PIDPressure": "False"}
+    # The lease is renewed every 10 s.
+    status, _, lease = server.api.get("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/" + node.name)
+    assert status == 200 and lease["spec"]["holderIdentity"] == node.name
+    assert lease["metadata"]["ownerReferences"][0]["name"] == node.name
+    first = lease["spec"]["renewTime"]
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        _, _, lease = server.api.get("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/" + node.name)
+        if lease["spec"]["renewTime"] != first:
+            break
+        time.sleep(0.5)
+    assert lease["spec"]["renewTime"] != first, "lease not renewed within 15 s"
+
+
+# --------------------------------------------------------------------------- pods
+
+
+def test_pod_status_init_containers_env_and_resources(server, node, ns):
+    make_pod(server, node, ns, "full", [{
+        "name": "c", "image": "busybox",
+        "command": sh(TERM_AWARE % "echo MY=$MY POD=$POD_NAME IP=$POD_IP CPU=$CPU; sleep 3600"),
+        "env": [{"name": "BASE", "value": "x"}, {"name": "MY", "value": "$(BASE)-y"},
+                {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                {"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu", "divisor": "1m"}}}],
+        "resources": {"requests": {"cpu": "100m", "memory": "32Mi"}, "limits": {"cpu": "200m", "memory": "64Mi"}},
+    }], initContainers=[{"name": "init", "image": "busybox", "command": sh("echo init-done")}])
+    pod = wait_pod(server, ns, "full", running, what="Running")
+    st = pod["status"]
+    assert st["hostIP"] == "127.0.0.1" and st["hostIPs"] == [{"ip": "127.0.0.1"}]
+    assert st["podIP"].startswith(node.subnet.rsplit(".", 1)[0] + "."), st["podIP"]
+    assert st["podIPs"] == [{"ip": st["podIP"]}]
+    assert st["qosClass"] == "Burstable" and st["startTime"]
+    init = cstatus(pod, "init", init=True)
+    assert init["state"]["terminated"]["exitCode"] == 0 and init["state"]["terminated"]["reason"] == "Completed"
+    c = cstatus(pod)
+    assert c["containerID"].startswith("containerd://") and c["imageID"].startswith("sha256:")
+    assert c["restartCount"] == 0 and c["image"] == "busybox"
+    pod = wait_pod(server, ns, "full", lambda p: condition(p, "Ready")["status"] == "True", what="Ready")
+    for ctype in ("PodScheduled", "Initialized", "ContainersReady", "Ready"):
+        assert condition(pod, ctype)["status"] == "True", ctype
+    assert cstatus(pod)["ready"] is True and cstatus(pod)["started"] is True
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        code, log = pod_log(server, ns, "full")
+        if log:
+            break
+        time.sleep(0.2)
+    assert log == "MY=x-y POD=full IP=%s CPU=200\n" % st["podIP"], log
+    # Limits became cgroup settings under the pod's cgroup.
+    uid = pod["metadata"]["uid"]
+    cid = c["containerID"][len("containerd://"):]
+    mem = "/sys/fs/cgroup/memory/kubepods/burstable/pod%s/%s/memory.limit_in_bytes" % (uid, cid)
+    if os.path.exists(mem):  # cgroup v1
+        assert int(open(mem).read()) == 64 * 1024 * 1024
+        quota = "/sys/fs/cgroup/cpu/kubepods/burstable/pod%s/%s/cpu.cfs_quota_us" % (uid, cid)
+        assert int(open(quota).read()) == 20000
+        shares = "/sys/fs/cgroup/cpu/kubepods/burstable/pod%s/%s/cpu.shares" % (uid, cid)
+        assert int(open(shares).read()) == 102
+    else:  # cgroup v2
+        base = "/sys/fs/cgroup/kubepods/burstable/pod%s/%s" % (uid, cid)
+        assert int(open(base + "/memory.max").read()) == 64 * 1024 * 1024
+    # Events tell the story, as a kubelet's do.
+    _, _, evs = server.api.get("/api/v1/namespaces/%s/events?fieldSelector=involvedObject.name=full" % ns)
+    reasons = [e["reason"] for e in evs["items"] if e["source"].get("component") == "kubelet"]
+    for r in ("Pulled", "Created", "Started"):
+        assert r in reasons, reasons
+    delete_pod(server, ns, "full")
+    assert node.pod_cgroups(uid) == []
+    rc, out = node.ctr("containers", "ls", "-q")
+    assert cid not in out.split()
+
+
+def test_logs_options_follow_and_errors(server, node, ns):
+    make_pod(server, node, ns, "talk", [
+        {"name": "c", "image": "busybox", "command": sh(TERM_AWARE % "for i in 1 2 3 4 5; do echo line-$i; done; "
+                                                                     "echo err >&2; sleep 2; echo late; sleep 3600")},
+        {"name": "d", "image": "busybox", "command": sh(TERM_AWARE % "sleep 3600")}])
+    wait_pod(server, ns, "talk", running, what="Running")
+    deadline = time.monotonic() + 10
+    log = ""
+    while "late" not in log and time.monotonic() < deadline:
+        log = kubectl(server, "-n", ns, "logs", "talk", "-c", "c").stdout
+        time.sleep(0.2)
+    assert log == "line-1\nline-2\nline-3\nline-4\nline-5\nerr\nlate\n", log
+    assert kubectl(server, "-n", ns, "logs", "talk", "-c", "c", "--tail=2").stdout == "err\nlate\n"
+    assert kubectl(server, "-n", ns, "logs", "talk", "-c", "c", "--limit-bytes=9").stdout == "line-1\nli"
+    stamped = kubectl(server, "-n", ns, "logs", "talk", "-c", "c", "--timestamps", "--tail=1").stdout
+    ts, text = stamped.split(" ", 1)
+    assert text == "late\n" and ts.startswith(time.strftime("%Y-", time.gmtime())) and ts.endswith("Z"), stamped
+    assert kubectl(server, "-n", ns, "logs", "talk", "-c", "c", "--since-time=" + ts).stdout == "late\n"
+    # A pod with two containers needs a container name (the API answers 400 and says which).
+    code, body = pod_log(server, ns, "talk")
+    assert code == 400 and "a container name must be specified for pod talk, choose one of: [c d]" in body, body
+    code, body = pod_log(server, ns, "talk", "?container=nope")
+    assert code == 400 and "container nope is not valid for pod talk" in body, body
+    code, body = pod_log(server, ns, "talk", "?container=c&tailLines=-1")
+    assert code == 422 and json.loads(body)["reason"] == "Invalid", body
+    code, body = pod_log(server, ns, "talk", "?container=c&sinceSeconds=5&sinceTime=2020-01-01T00:00:00Z")
+    assert code == 422, body
+    code, body = pod_log(server, ns, "talk", "?container=c&previous=true")
+    assert code == 400 and json.loads(body)["message"] == 'previous terminated container "c" in pod "talk" not found', body
+    # follow: lines written later arrive on the open stream.
+    make_pod(server, node, ns, "ticker", [{"name": "c", "image": "busybox", "command": sh(
+        TERM_AWARE % "i=0; while true; do echo tick-$i; i=$((i+1)); sleep 0.2; done")}])
+    wait_pod(server, ns, "ticker", running, what="Running")
+    proc = subprocess.Popen([KUBECTL, "--kubeconfig", server.kubeconfig, "-n", ns, "logs", "-f", "ticker"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        got = [proc.stdout.readline() for _ in range(12)]
+    finally:
+        proc.kill()
+        proc.wait()
+    nums = [int(line.strip().split("-")[1]) for line in got]
+    assert nums == list(range(nums[0], nums[0] + 12)), got
+    delete_pod(server, ns, "ticker", wait=False)
+    delete_pod(server, ns, "talk", wait=False)
+
+
+def test_waiting_container_logs_say_why(server, node, ns):
+    make_pod(server, node, ns, "noimage", [{"name": "c", "image": "example.invalid/none:1"}])
+    pod = wait_pod(server, ns, "noimage",
+                   lambda p: (cstatus(p) or {}).get("state", {}).get("waiting", {}).get("reason") == "ErrImagePull",
+                   what="ErrImagePull")
+    assert "do not pull images" in cstatus(pod)["state"]["waiting"]["message"]
+    assert pod["status"]["phase"] == "Pending"
+    pod = wait_pod(server, ns, "noimage",
+                   lambda p: cstatus(p)["state"].get("waiting", {}).get("reason") == "ImagePullBackOff",
+                   what="ImagePullBackOff")
+    code, body = pod_log(server, ns, "noimage")
+    assert code == 400 and "is waiting to start: image can't be pulled" in body, body
+    out = kubectl(server, "-n", ns, "logs", "noimage", check=False)
+    assert out.returncode != 0 and "Error from server (BadRequest)" in out.stderr, out.stderr
+    _, _, evs = server.api.get("/api/v1/namespaces/%s/events?fieldSelector=involvedObject.name=noimage" % ns)
+    failed = [e for e in evs["items"] if e["reason"] == "Failed"]
+    assert failed and failed[0]["type"] == "Warning" and "example.invalid/none:1" in failed[0]["message"]
+    delete_pod(server, ns, "noimage")
+
+
+def test_restart_policy_backoff_and_previous_logs(server, node, ns):
+    make_pod(server, node, ns, "crash", [{"name": "c", "image": "busybox",
+                                          "command": sh("echo run; exit 3")}])
+    # First exit restarts at once; the second waits 10 s in CrashLoopBackOff.
+    pod = wait_pod(server, ns, "crash", lambda p: (cstatus(p) or {}).get("restartCount", 0) >= 1
+                   and "terminated" in cstatus(p).get("lastState", {}), timeout=30, what="one restart")
+    last = cstatus(pod)["lastState"]["terminated"]
+    assert last["exitCode"] == 3 and last["reason"] == "Error", last
+    pod = wait_pod(server, ns, "crash",
+                   lambda p: cstatus(p)["state"].get("waiting", {}).get("reason") == "CrashLoopBackOff",
+                   timeout=30, what="CrashLoopBackOff")
+    assert "back-off 10s restarting failed container=c" in cstatus(pod)["state"]["waiting"]["message"]
+    assert pod["status"]["phase"] == "Running"
+    code, body = pod_log(server, ns, "crash", "?previous=true")
+    assert code == 200 and body == "run\n", (code, body)
+    delete_pod(server, ns, "crash", wait=False)
+    # OnFailure: a clean exit completes the pod; Never: a failure fails it.
+    make_pod(server, node, ns, "once", [{"name": "c", "image": "busybox", "command": sh("exit 0")}],
+             restartPolicy="OnFailure")
+    pod = wait_pod(server, ns, "once", lambda p: p["status"].get("phase") == "Succeeded", what="Succeeded")
+    assert cstatus(pod)["restartCount"] == 0 and cstatus(pod)["state"]["terminated"]["reason"] == "Completed"
+    assert condition(pod, "Ready")["reason"] == "PodCompleted"
+    make_pod(server, node, ns, "never", [{
+        "name": "c", "image": "busybox", "terminationMessagePath": "/tmp/why",
+        "command": sh("echo -n because > /tmp/why; exit 7")}], restartPolicy="Never")
+    pod = wait_pod(server, ns, "never", lambda p: p["status"].get("phase") == "Failed", what="Failed")
+    term = cstatus(pod)["state"]["terminated"]
+    assert term["exitCode"] == 7 and term["reason"] == "Error" and term["message"] == "because", term
+    delete_pod(server, ns, "once", wait=False)
+    delete_pod(server, ns, "never", wait=False)
+
+
+def test_oom_killed(server, node, ns):
+    make_pod(server, node, ns, "oom", [{"name": "c", "image": "busybox", "command": sh("head -c 200m /dev/zero | tail"),
+                                        "resources": {"limits": {"memory": "20Mi"}}}], restartPolicy="Never")
+    pod = wait_pod(server, ns, "oom", lambda p: p["status"].get("phase") == "Failed", what="Failed")
+    term = cstatus(pod)["state"]["terminated"]
+    assert term["reason"] == "OOMKilled" and term["exitCode"] == 137, term
+    delete_pod(server, ns, "oom", wait=False)
+
+
+def test_probes_http_tcp_exec(server, node, ns):
+    make_pod(server, node, ns, "web", [{
+        "name": "c", "image": "busybox",
+        "command": sh(TERM_AWARE % "mkdir -p /www; echo ok > /www/index.html; httpd -f -p 8080 -h /www"),
+        "readinessProbe": {"httpGet": {"path": "/index.html", "port": 8080}, "periodSeconds": 1},
+        "livenessProbe": {"tcpSocket": {"port": 8080}, "periodSeconds": 1},
+        "startupProbe": {"exec": {"command": ["test", "-f", "/www/index.html"]}, "periodSeconds": 1}}])
+    pod = wait_pod(server, ns, "web", lambda p: condition(p, "Ready") and condition(p, "Ready")["status"] == "True",
+                   what="Ready")
+    ip = pod["status"]["podIP"]
+    # The host reaches the pod on its bridge.
+    import urllib.request
+    with urllib.request.urlopen("http://%s:8080/index.html" % ip, timeout=5) as r:
+        assert r.read() == b"ok\n"
+    # A readiness failure makes the pod unready without restarting it.
+    make_pod(server, node, ns, "unready", [{
+        "name": "c", "image": "busybox", "command": sh(TERM_AWARE % "sleep 3600"),
+        "readinessProbe": {"exec": {"command": ["false"]}, "periodSeconds": 1}}])
+    pod = wait_pod(server, ns, "unready", running, what="Running")
+    time.sleep(3)
+    pod = get_pod(server, ns, "unready")
+    assert condition(pod, "Ready")["status"] == "False" and cstatus(pod)["ready"] is False
+    assert cstatus(pod)["restartCount"] == 0
+    _, _, evs = server.api.get("/api/v1/namespaces/%s/events?fieldSelector=involvedObject.name=unready" % ns)
+    assert any(e["reason"] == "Unhealthy" and e["message"].startswith("Readiness probe failed") for e in evs["items"])
+    # A failing liveness probe restarts the container.
+    make_pod(server, node, ns, "dies", [{
+        "name": "c", "image": "busybox", "command": sh(TERM_AWARE % "sleep 3600"),
+        "livenessProbe": {"httpGet": {"path": "/", "port": 9999}, "periodSeconds": 1, "failureThreshold": 2}}])
+    wait_pod(server, ns, "dies", lambda p: (cstatus(p) or {}).get("restartCount", 0) >= 1, timeout=30,
+             what="restart by liveness")
+    for name in ("web", "unready", "dies"):
+        delete_pod(server, ns, name, wait=False)
+
+
+def test_security_context_and_volumes(server, node, ns):
+    status, _, _ = server.api.post("/api/v1/namespaces/%s/secrets" % ns, {
+        "metadata": {"name": "s"}, "data": {"key": "c2VjcmV0LXZhbHVl"}})  # "secret-value"
+    assert status == 201
+    status, _, _ = server.api.post("/api/v1/namespaces/%s/configmaps" % ns, {
+        "metadata": {"name": "cm"}, "data": {"greeting": "hi"}})
+    assert status == 201
+    script = ("id -u; id -g; cat /s/key; echo; cat /cm/greeting; echo; stat -c %a /s/key; "
+              "grep ' /mem ' /proc/mounts | cut -d' ' -f3; cat /labels/labels; echo; "
+              "touch /ro-check 2>/dev/null && echo writable || echo read-only; "
+              "echo data > /scratch/f && cat /scratch/f; grep -c e2e-alias /etc/hosts")
+    make_pod(server, node, ns, "sec", [{
+        "name": "c", "image": "busybox", "command": sh(script),
+        "securityContext": {"runAsUser": 1000, "runAsGroup": 2000, "readOnlyRootFilesystem": True},
+        "volumeMounts": [{"name": "s", "mountPath": "/s"}, {"name": "cm", "mountPath": "/cm"},
+                         {"name": "mem", "mountPath": "/mem"}, {"name": "labels", "mountPath": "/labels"},
+                         {"name": "scratch", "mountPath": "/scratch"}]}],
+        restartPolicy="Never",
+        volumes=[{"name": "s", "secret": {"secretName": "s", "defaultMode": 0o440}},
+                 {"name": "cm", "configMap": {"name": "cm"}},
+                 {"name": "mem", "emptyDir": {"medium": "Memory"}},
+                 {"name": "labels", "downwardAPI": {"items": [{"path": "labels", "fieldRef": {
+                     "fieldPath": "metadata.labels"}}]}},
+                 {"name": "scratch", "emptyDir": {}}],
+        hostAliases=[{"ip": "10.1.2.3", "hostnames": ["e2e-alias"]}],
+        securityContext={"fsGroup": 2000})
+    # the pod has no labels: add one before it starts is racy; the file is then empty
+    pod = wait_pod(server, ns, "sec", lambda p: p["status"].get("phase") in ("Succeeded", "Failed"), what="finished")
+    assert pod["status"]["phase"] == "Succeeded", cstatus(pod)
+    _, log = pod_log(server, ns, "sec")
+    assert log.split("\n") == ["1000", "2000", "secret-value", "hi", "440", "tmpfs", "", "read-only", "data", "1",
+                               ""], log
+    delete_pod(server, ns, "sec", wait=False)
+
+
+def test_host_network_and_prestop_hook(server, node, ns):
+    hook_dir = tempfile.mkdtemp(prefix="shk-hook-")
+    try:
+        make_pod(server, node, ns, "hostnet", [{
+            "name": "c", "image": "busybox", "command": sh(TERM_AWARE % "sleep 3600"),
+            "volumeMounts": [{"name": "h", "mountPath": "/hook"}],
+            "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", "echo stopped > /hook/done"]}}}}],
+            hostNetwork=True, volumes=[{"name": "h", "hostPath": {"path": hook_dir, "type": "Directory"}}])
+        pod = wait_pod(server, ns, "hostnet", running, what="Running")
+        assert pod["status"]["podIP"] == "127.0.0.1"
+        delete_pod(server, ns, "hostnet")
+        with open(os.path.join(hook_dir, "done")) as f:
+            assert f.read() == "stopped\n"
+    finally:
+        subprocess.run(["rm", "-rf", hook_dir])
+
+
+def test_active_deadline(server, node, ns):
+    make_pod(server, node, ns, "deadline", [{"name": "c", "image": "busybox", "command": sh(TERM_AWARE % "sleep 3600")}],
+             activeDeadlineSeconds=3)
+    pod = wait_pod(server, ns, "deadline", lambda p: p["status"].get("phase") == "Failed", timeout=30, what="Failed")
+    assert pod["status"]["reason"] == "DeadlineExceeded", pod["status"]
+    delete_pod(server, ns, "deadline", wait=False)
+
+
+def test_restart_adopts_running_containers_and_collects_orphans(server, node, ns):
+    make_pod(server, node, ns, "keep", [{"name": "c", "image": "busybox", "command": sh(TERM_AWARE % "sleep 3600")}])
+    make_pod(server, node, ns, "orphan", [{"name": "c", "image": "busybox", "command": sh(TERM_AWARE % "sleep 3600")}])
+    make_pod(server, node, ns, "graceful", [{"name": "c", "image": "busybox", "command": sh(TERM_AWARE % "sleep 3600")}])
+    before = {n: wait_pod(server, ns, n, running, what="Running") for n in ("keep", "orphan", "graceful")}
+    node.stop_kubelet()
+    # While the node is down: one pod is force-deleted (gone from the API at once), one
+    # is deleted gracefully (it waits for the node).
+    server.api.delete("/api/v1/namespaces/%s/pods/orphan" % ns, {"gracePeriodSeconds": 0})
+    assert get_pod(server, ns, "orphan") is None
+    server.api.delete("/api/v1/namespaces/%s/pods/graceful" % ns)
+    assert get_pod(server, ns, "graceful")["metadata"].get("deletionTimestamp")
+    node.start_kubelet()
+    node.wait_registered()
+    # The graceful deletion completes; the running pod keeps its container.
+    deadline = time.monotonic() + 30
+    while get_pod(server, ns, "graceful") is not None:
+        assert time.monotonic() < deadline, "graceful deletion not completed by the restarted node"
+        time.sleep(0.2)
+    time.sleep(2)
+    keep = get_pod(server, ns, "keep")
+    assert cstatus(keep)["containerID"] == cstatus(before["keep"])["containerID"]
+    assert cstatus(keep)["restartCount"] == 0 and running(keep)
+    assert "adopted sandbox" in node.log_tail(20000)
+    # The force-deleted pod's sandbox is an orphan: removed within the first sweep.
+    orphan_cid = cstatus(before["orphan"])["containerID"][len("containerd://"):]
+    deadline = time.monotonic() + 45
+    while orphan_cid in node.ctr("containers", "ls", "-q")[1].split():
+        assert time.monotonic() < deadline, "orphaned container not removed"
+        time.sleep(0.5)
+    assert node.pod_cgroups(before["orphan"]["metadata"]["uid"]) == []
+    delete_pod(server, ns, "keep", wait=False)
+
+
+def test_fake_runtime_node(server, ns):
+    workdir = tempfile.mkdtemp(prefix="shf-")
+    name = "fake-" + uuid.uuid4().hex[:6]
+    kubeconfig = os.path.join(workdir, "kubeconfig")
+    real_node.write_kubeconfig(kubeconfig, server.base_url)
+    log = open(os.path.join(workdir, "kubelet.log"), "wb")
+    proc = subprocess.Popen([real_node.kubelet_bin(), "--kubeconfig", kubeconfig, "--hostname-override", name,
+                             "--runtime=fake", "--fake-startup-ms=200", "--port", str(real_node.free_port()),
+                             "--root-dir", workdir + "/root", "--cpu", "8", "--memory", "16Gi"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while server.api.get("/api/v1/nodes/" + name)[0] != 200:
+            assert proc.poll() is None and time.monotonic() < deadline, open(log.name).read()
+            time.sleep(0.1)
+        n = server.api.get("/api/v1/nodes/" + name)[2]
+        assert n["status"]["capacity"]["cpu"] == "8" and n["status"]["capacity"]["memory"] == "16Gi"
+        assert n["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("fake://")
+        body = {"metadata": {"name": "f"}, "spec": {"nodeName": name, "containers": [{"name": "c", "image": "any"}]}}
+        assert server.api.post("/api/v1/namespaces/%s/pods" % ns, body)[0] == 201
+        pod = wait_pod(server, ns, "f", running, timeout=20, what="Running")
+        assert pod["status"]["podIP"] and condition(pod, "Ready")["status"] == "True"
+        delete_pod(server, ns, "f")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+        log.close()
+        subprocess.run(["rm", "-rf", workdir])
