@@ -21,8 +21,8 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "RESULTS.md")
 
-# The ported codenames in the order of upstream's conformance.yaml (sorted by codename).
-UPSTREAM_ORDER = [
+# The ported codenames; sorted, as upstream's conformance.yaml is (by codename).
+UPSTREAM_ORDER = sorted([
     "[sig-api-machinery] Discovery should validate PreferredVersion for each APIGroup "
     "[Conformance]",
     "[sig-api-machinery] Namespaces [Serial] should apply a finalizer to a Namespace "
@@ -58,7 +58,14 @@ UPSTREAM_ORDER = [
     "[sig-scheduling] SchedulerPredicates [Serial] validates that NodeSelector is respected if "
     "not matching [Conformance]",
     "[sig-storage] ConfigMap should be immutable if `immutable` field is set [Conformance]",
-]
+    "[sig-node] Pods should allow activeDeadlineSeconds to be updated [NodeConformance] "
+    "[Conformance]",
+    "[sig-node] Pods should be submitted and removed [NodeConformance] [Conformance]",
+    "[sig-node] Pods should delete a collection of pods [Conformance]",
+    "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]",
+    "[sig-node] Pods should patch a pod status [Conformance]",
+    "[sig-node] Pods should run through the lifecycle of Pods and PodStatus [Conformance]",
+])
 
 
 class ResultCollector:

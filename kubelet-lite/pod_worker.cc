@@ -64,6 +64,7 @@ PodWorker::~PodWorker() {
 void PodWorker::update(const client::Object& pod) {
   std::lock_guard<std::mutex> g(mu_);
   pod_ = pod;
+  if (!own_rv_.empty() && json::getStringPath(*pod, {"metadata", "resourceVersion"}) == own_rv_) return;
   updated_ = true;
   cv_.notify_all();
 }
@@ -106,8 +107,7 @@ runtime::v1::PodSandboxConfig PodWorker::sandboxConfig(const json::Value& pod) {
   md->set_uid(uid_);
   md->set_attempt(0);
   bool hostNetwork = json::getBool(*json::find(pod, "spec"), "hostNetwork");
-  std::string hostname(json::getStringPath(pod, {"spec", "hostname"}));
-  if (hostname.empty()) hostname = name_;
+  std::string hostname = podHostname(pod);
   if (!hostNetwork) c.set_hostname(hostname);  // host-network pods keep the node's name
   c.set_log_directory(k_.podLogDir(ns_, name_, uid_));
   auto* dns = c.mutable_dns_config();
@@ -244,21 +244,27 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
   std::string cname(json::getString(spec, "name"));
   std::string image(json::getString(spec, "image"));
   // Images come from the local store only: a missing image is ErrImagePull, never a pull.
-  auto img = k_.cri()->imageStatus(image);
-  if (!img || img->id().empty()) {
-    bool again = rec.waiting_reason == "ErrImagePull" || rec.waiting_reason == "ImagePullBackOff";
-    rec.waiting_reason = again ? "ImagePullBackOff" : "ErrImagePull";
-    rec.waiting_message =
-        again ? "Back-off pulling image \"" + image + "\""
-              : "image \"" + image +
-                    "\" is not in the node's image store and Shepherd nodes do not pull images";
-    if (!again)
-      containerEvent(pod, rec, "Warning", "Failed",
-                     "Failed to pull image \"" + image + "\": " + rec.waiting_message);
-    else
-      containerEvent(pod, rec, "Normal", "BackOff", "Back-off pulling image \"" + image + "\"");
+  auto now = std::chrono::steady_clock::now();
+  if (rec.pull_backoff_seconds > 0 && now < rec.pull_retry_at) {
+    rec.waiting_reason = "ImagePullBackOff";
+    rec.waiting_message = "Back-off pulling image \"" + image + "\"";
+    containerEvent(pod, rec, "Normal", "BackOff", rec.waiting_message);
     return ApiError::make(500, rec.waiting_reason, rec.waiting_message);
   }
+  auto img = k_.cri()->imageStatus(image);
+  if (!img || img->id().empty()) {
+    rec.pull_backoff_seconds =
+        rec.pull_backoff_seconds == 0 ? 10 : std::min(300, rec.pull_backoff_seconds * 2);
+    rec.pull_retry_at = now + std::chrono::seconds(rec.pull_backoff_seconds);
+    rec.waiting_reason = "ErrImagePull";
+    rec.waiting_message =
+        "image \"" + image + "\" is not in the node's image store and Shepherd nodes do not pull images";
+    containerEvent(pod, rec, "Warning", "Failed",
+                   "Failed to pull image \"" + image + "\": " + rec.waiting_message);
+    containerEvent(pod, rec, "Warning", "Failed", "Error: ErrImagePull");
+    return ApiError::make(500, rec.waiting_reason, rec.waiting_message);
+  }
+  rec.pull_backoff_seconds = 0;
   containerEvent(pod, rec, "Normal", "Pulled",
                  "Container image \"" + image + "\" already present on machine");
   PodFacts facts;
@@ -922,6 +928,8 @@ void PodWorker::writeStatus(const json::Value& pod) {
       R"({"status":)" + status + "}", "application/merge-patch+json", client::RequestOptions{10000, 1});
   if (r) {
     last_status_ = status;
+    std::lock_guard<std::mutex> g(mu_);
+    own_rv_ = std::string(json::getStringPath(*r, {"metadata", "resourceVersion"}));
   } else if (r.error().code != 404) {
     LOG_WARN("kubelet-lite: status of " << key_ << " not written: " << r.error().message);
   }

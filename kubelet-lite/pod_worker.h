@@ -39,6 +39,10 @@ struct ContainerRecord {
   bool running = false;
   std::string started_at;
   std::string image_ref;
+  // Image "pull" back-off as upstream's: after a failure the image is not looked at
+  // again for 10 s, doubling to 300 s; meanwhile the container waits in ImagePullBackOff.
+  int pull_backoff_seconds = 0;
+  std::chrono::steady_clock::time_point pull_retry_at{};
   ProbeState liveness, readiness, startup;
 };
 
@@ -76,6 +80,9 @@ class PodWorker {
   std::mutex mu_;
   std::condition_variable cv_;
   client::Object pod_;
+  // resourceVersion of our own last status write: its watch event is not a reason to
+  // sync again (otherwise every write would trigger an immediate second pass).
+  std::string own_rv_;
   bool updated_ = true;
   bool removed_ = false;
   std::atomic<bool> stop_{false};

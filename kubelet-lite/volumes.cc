@@ -135,7 +135,8 @@ Status checkHostPathType(const std::string& path, const std::string& type) {
 // Whether `dir` is a mount point (its device differs from its parent's), as upstream's
 // IsLikelyNotMountPoint decides.
 bool isMountPoint(const std::string& dir) {
-  struct stat st {}, parent {};
+  struct stat st {
+  }, parent{};
   if (stat(dir.c_str(), &st) != 0 || stat((dir + "/..").c_str(), &parent) != 0) return false;
   return st.st_dev != parent.st_dev;
 }
@@ -182,12 +183,21 @@ bool writeFileAtomic(const std::string& path, const std::string& content, int mo
   return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
+std::string podHostname(const json::Value& pod) {
+  std::string hostname(json::getStringPath(pod, {"spec", "hostname"}));
+  if (hostname.empty()) hostname = json::getStringPath(pod, {"metadata", "name"});
+  if (hostname.size() > 63) {
+    hostname.resize(63);
+    while (!hostname.empty() && (hostname.back() == '-' || hostname.back() == '.')) hostname.pop_back();
+  }
+  return hostname;
+}
+
 std::string hostsFile(const json::Value& pod, const std::string& pod_ip) {
   std::string out =
       "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
       "fe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n";
-  std::string hostname(json::getStringPath(pod, {"spec", "hostname"}));
-  if (hostname.empty()) hostname = json::getStringPath(pod, {"metadata", "name"});
+  std::string hostname = podHostname(pod);
   std::string subdomain(json::getStringPath(pod, {"spec", "subdomain"}));
   if (!pod_ip.empty()) {
     if (!subdomain.empty()) {
@@ -244,7 +254,8 @@ Result<PreparedVolumes> prepareVolumes(const std::string& pod_dir, const PodFact
     std::string dir = pod_dir + "/volumes/" + name;
     if (const json::Value* hp = json::find(v, "hostPath")) {
       std::string path(json::getString(*hp, "path"));
-      if (auto st = checkHostPathType(path, std::string(json::getString(*hp, "type"))); !st) return st.error();
+      if (auto st = checkHostPathType(path, std::string(json::getString(*hp, "type"))); !st)
+        return st.error();
       out.host_paths[name] = path;
       continue;
     }

@@ -32,5 +32,8 @@ bool writeFileAtomic(const std::string& path, const std::string& content, int mo
 // The /etc/hosts the kubelet manages for a pod (localhost entries, the pod's own name
 // and IP, hostAliases).
 std::string hostsFile(const json::Value& pod, const std::string& pod_ip);
+// The pod's hostname as upstream's kubelet sets it: spec.hostname or the pod's name, cut
+// to 63 characters (the kernel's limit) without a trailing '-' or '.'.
+std::string podHostname(const json::Value& pod);
 
 }  // namespace shepherd::kubelet
