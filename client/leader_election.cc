@@ -5,9 +5,12 @@
 
 namespace shepherd::client {
 
-LeaderElector::LeaderElector(RestClient& client, LeaderElectionConfig cfg) : client_(client), cfg_(std::move(cfg)) {}
+LeaderElector::LeaderElector(RestClient& client, LeaderElectionConfig cfg)
+    : client_(client), cfg_(std::move(cfg)) {}
 
-LeaderElector::~LeaderElector() { stop(); }
+LeaderElector::~LeaderElector() {
+  stop();
+}
 
 void LeaderElector::start() {
   if (thread_.joinable()) return;
@@ -41,8 +44,8 @@ bool LeaderElector::tryAcquireOrRenew() {
     spec.AddMember("renewTime", json::str(now, a), a);
     spec.AddMember("leaseTransitions", 0, a);
     lease.AddMember("spec", spec, a);
-    auto created = client_.post(resourcePath("coordination.k8s.io", "v1", "leases", cfg_.ns), json::serialize(lease),
-                                RequestOptions{5000, 1});
+    auto created = client_.post(resourcePath("coordination.k8s.io", "v1", "leases", cfg_.ns),
+                                json::serialize(lease), RequestOptions{5000, 1});
     return created.ok();
   }
   if (!cur) return false;
@@ -55,7 +58,8 @@ bool LeaderElector::tryAcquireOrRenew() {
   bool expired = !renew || clock::now() > *renew + std::chrono::seconds(duration);
   if (!holder.empty() && holder != cfg_.identity && !expired) return false;  // someone else leads
   if (holder != cfg_.identity) {
-    json::set(spec, "leaseTransitions", json::Value(json::getInt(spec, "leaseTransitions").value_or(0) + 1), a);
+    json::set(spec, "leaseTransitions", json::Value(json::getInt(spec, "leaseTransitions").value_or(0) + 1),
+              a);
     json::setString(spec, "acquireTime", now, a);
   }
   json::setString(spec, "holderIdentity", cfg_.identity, a);
@@ -106,6 +110,26 @@ void LeaderElector::run() {
     if (stop_.load()) release();
     if (cfg_.on_stopped_leading) cfg_.on_stopped_leading();
   }
+}
+
+void defineLeaderElectionFlags(Flags& flags, const std::string& default_lease_name) {
+  flags.define("leader-elect", "true", "Run only while holding the leader lease (several replicas may run).");
+  flags.define("leader-elect-lease-duration", "15", "Seconds a lease is valid without renewal.");
+  flags.define("leader-elect-renew-deadline", "10",
+               "Seconds the leader keeps trying to renew before stepping down.");
+  flags.define("leader-elect-retry-period", "2", "Seconds between acquire and renew attempts.");
+  flags.define("leader-elect-resource-name", default_lease_name, "Lease name.");
+  flags.define("leader-elect-resource-namespace", "kube-system", "Namespace of the lease.");
+}
+
+LeaderElectionConfig leaderElectionConfigFromFlags(const Flags& flags) {
+  LeaderElectionConfig lc;
+  lc.ns = flags.get("leader-elect-resource-namespace");
+  lc.name = flags.get("leader-elect-resource-name");
+  lc.lease_duration = std::chrono::seconds(flags.getInt("leader-elect-lease-duration"));
+  lc.renew_deadline = std::chrono::seconds(flags.getInt("leader-elect-renew-deadline"));
+  lc.retry_period = std::chrono::seconds(flags.getInt("leader-elect-retry-period"));
+  return lc;
 }
 
 }  // namespace shepherd::client

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "client/rest_client.h"
+#include "common/flags.h"
 
 namespace shepherd::client {
 
@@ -47,5 +48,10 @@ class LeaderElector {
   std::atomic<bool> leading_{false};
   std::thread thread_;
 };
+
+// Upstream's --leader-elect* flags, for the components that run one leader at a time.
+void defineLeaderElectionFlags(Flags& flags, const std::string& default_lease_name);
+// The election those flags describe (callbacks and identity left for the caller).
+LeaderElectionConfig leaderElectionConfigFromFlags(const Flags& flags);
 
 }  // namespace shepherd::client

@@ -12,7 +12,7 @@
 #include "common/log.h"
 #include "common/signals.h"
 #include "controllers/scheduler/scheduler.h"
-#include "handlers/http/server.h"
+#include "handlers/http/health_endpoint.h"
 
 using namespace shepherd;
 
@@ -22,14 +22,7 @@ int main(int argc, char** argv) {
                "Path to a kubeconfig with the API server's address and credentials (required).");
   flags.define("scheduler-name", "default-scheduler",
                "Pods whose spec.schedulerName equals this are scheduled here.");
-  flags.define("leader-elect", "true", "Run only while holding the leader lease (several replicas may run).");
-  flags.define("leader-elect-lease-duration", "15", "Seconds a lease is valid without renewal.");
-  flags.define("leader-elect-renew-deadline", "10",
-               "Seconds the leader keeps trying to renew before stepping down.");
-  flags.define("leader-elect-retry-period", "2", "Seconds between acquire and renew attempts.");
-  flags.define("leader-elect-resource-name", "",
-               "Lease name (default: kube-scheduler, or the scheduler name).");
-  flags.define("leader-elect-resource-namespace", "kube-system", "Namespace of the lease.");
+  client::defineLeaderElectionFlags(flags, "");  // default: kube-scheduler, or the scheduler name
   flags.define("bind-address", "127.0.0.1", "Address of the health and metrics endpoint.");
   flags.define("port", "0", "Port of /healthz and /metrics (0: disabled).");
   flags.define("parallelism", "16", "Concurrent bind requests.");
@@ -62,30 +55,13 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<http::Server> server;
   if (flags.getInt("port") > 0) {
-    http::ServerOptions ho;
-    ho.address = flags.get("bind-address");
-    ho.port = flags.getInt("port");
-    ho.worker_threads = 2;
-    ho.io_threads = 1;
-    server = std::make_unique<http::Server>(
-        ho, [&sched](http::Request& req, std::shared_ptr<http::Responder> resp) {
-          http::Response r;
-          r.headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
-          if (req.path == "/metrics") {
-            r.body = sched.metricsText();
-          } else if (req.path == "/healthz" || req.path == "/livez" || req.path == "/readyz") {
-            r.body = "ok";
-          } else {
-            r.status = 404;
-            r.body = "not found";
-          }
-          resp->send(std::move(r));
-        });
-    auto port = server->start();
-    if (!port) {
-      std::fprintf(stderr, "shepherd-scheduler: %s\n", port.error().message.c_str());
+    auto started = http::startHealthEndpoint(flags.get("bind-address"), flags.getInt("port"),
+                                             [&sched] { return sched.metricsText(); });
+    if (!started) {
+      std::fprintf(stderr, "shepherd-scheduler: %s\n", started.error().message.c_str());
       return 1;
     }
+    server = std::move(started.value());
   }
 
   // Caches fill while we wait to lead, so a new leader starts at once.
@@ -97,15 +73,10 @@ int main(int argc, char** argv) {
   std::atomic<bool> lost{false};
   std::atomic<bool> exiting{false};
   if (flags.getBool("leader-elect")) {
-    client::LeaderElectionConfig lc;
-    lc.ns = flags.get("leader-elect-resource-namespace");
-    lc.name = flags.get("leader-elect-resource-name");
+    client::LeaderElectionConfig lc = client::leaderElectionConfigFromFlags(flags);
     if (lc.name.empty())
       lc.name = so.scheduler_name == "default-scheduler" ? "kube-scheduler" : so.scheduler_name;
     lc.identity = identity;
-    lc.lease_duration = std::chrono::seconds(flags.getInt("leader-elect-lease-duration"));
-    lc.renew_deadline = std::chrono::seconds(flags.getInt("leader-elect-renew-deadline"));
-    lc.retry_period = std::chrono::seconds(flags.getInt("leader-elect-retry-period"));
     lc.on_started_leading = [&sched] { sched.run(); };
     lc.on_stopped_leading = [&lost, &exiting] {
       if (exiting.load()) return;

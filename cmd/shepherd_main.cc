@@ -1,8 +1,9 @@
 // shepherd: the launcher. `shepherd up` runs a whole cluster on this machine in the
 // foreground: a private containerd (scripts/containerd.sh), the API server on the embedded
-// store, then the scheduler and one real node (kubelet-lite). It supervises each component
-// as a child process: it restarts one that crashes, writes an admin kubeconfig once the
-// API server is ready, and stops everything cleanly on SIGINT/SIGTERM.
+// store, then the scheduler, the controller manager and one real node (kubelet-lite). It
+// supervises each component as a child process: it restarts one that crashes, writes an
+// admin kubeconfig once the API server is ready, and stops everything cleanly on
+// SIGINT/SIGTERM.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -169,7 +170,7 @@ int up(int argc, char** argv) {
   }
   std::string dir = absolute(flags.get("data-dir"));
   int port = flags.getInt("port");
-  if (!makeDirs(dir + "/logs")) {
+  if (!makeDirs(dir + "/logs") || !makeDirs(dir + "/pki")) {
     std::fprintf(stderr, "shepherd up: cannot create %s: %s\n", dir.c_str(), std::strerror(errno));
     return 1;
   }
@@ -210,6 +211,12 @@ int up(int argc, char** argv) {
   scheduler.argv = {bin + "/shepherd-scheduler", "--kubeconfig=" + kubeconfig};
   scheduler.needs_api = true;
   components.push_back(scheduler);
+  Component controllers;
+  controllers.name = "controller-manager";
+  controllers.argv = {bin + "/shepherd-controller-manager", "--kubeconfig=" + kubeconfig,
+                      "--root-ca-file=" + dir + "/pki/ca.crt"};
+  controllers.needs_api = true;
+  components.push_back(controllers);
   if (withNode) {
     Component node;
     node.name = "kubelet";

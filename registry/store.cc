@@ -3,12 +3,12 @@
 #include <algorithm>
 
 #include "apis/kinds/podspec.h"
+#include "apis/schema.h"
 #include "apis/selectors.h"
 #include "apis/validation.h"
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/log.h"
-#include "apis/schema.h"
 #include "registry/continue_token.h"
 #include "registry/managed_fields.h"
 #include "registry/registry.h"
@@ -24,10 +24,12 @@ std::string conflictMessage() {
   return "the object has been modified; please apply your changes to the latest version and try again";
 }
 
-const char* kServerMetadata[] = {"uid", "creationTimestamp", "deletionTimestamp",
-                                 "deletionGracePeriodSeconds", "generation", "selfLink"};
+const char* kServerMetadata[] = {
+    "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "selfLink"};
 
-json::Value& meta(json::Document& obj) { return json::ensureObject(obj, "metadata", obj.GetAllocator()); }
+json::Value& meta(json::Document& obj) {
+  return json::ensureObject(obj, "metadata", obj.GetAllocator());
+}
 
 std::string strMeta(const json::Value& obj, std::string_view k) {
   return std::string(json::getStringPath(obj, {"metadata", k}));
@@ -54,11 +56,16 @@ ApiError Store::conflict(const std::string& name) const {
 
 ApiError Store::fromStorage(const storage::Outcome<int64_t>& o, const std::string& name) const {
   switch (o.code) {
-    case storage::Code::Exists: return ApiError::alreadyExists(resource_->group, resource_->plural, name);
-    case storage::Code::NotFound: return notFound(name);
-    case storage::Code::Conflict: return conflict(name);
-    case storage::Code::Unavailable: return ApiError::unavailable("storage is unavailable: " + o.message);
-    default: return ApiError::internal("storage error: " + o.message);
+    case storage::Code::Exists:
+      return ApiError::alreadyExists(resource_->group, resource_->plural, name);
+    case storage::Code::NotFound:
+      return notFound(name);
+    case storage::Code::Conflict:
+      return conflict(name);
+    case storage::Code::Unavailable:
+      return ApiError::unavailable("storage is unavailable: " + o.message);
+    default:
+      return ApiError::internal("storage error: " + o.message);
   }
 }
 
@@ -122,8 +129,7 @@ Result<ObjectPtr> Store::get(const std::string& ns, const std::string& name) con
 Result<ListPage> Store::list(const ListOptions& opts) const {
   auto labels = apis::LabelSelector::parse(opts.label_selector);
   if (!labels) return labels.error();
-  auto fields = apis::FieldSelector::parse(opts.field_selector,
-                                           resource_->strategy->selectableFieldNames(),
+  auto fields = apis::FieldSelector::parse(opts.field_selector, resource_->strategy->selectableFieldNames(),
                                            resource_->namespaced);
   if (!fields) return fields.error();
   bool filtered = !labels->empty() || !fields->empty();
@@ -132,7 +138,8 @@ Result<ListPage> Store::list(const ListOptions& opts) const {
   req.prefix = resource_->prefixFor(opts.ns);
   req.limit = opts.limit > 0 ? opts.limit : 0;
   // A metadata.name term narrows the scan to one key.
-  if (const std::string* name = fields->exactValue("metadata.name"); name && resource_->namespaced && !opts.ns.empty())
+  if (const std::string* name = fields->exactValue("metadata.name");
+      name && resource_->namespaced && !opts.ns.empty())
     req.prefix = resource_->key(opts.ns, *name);
   else if (name && !resource_->namespaced)
     req.prefix = resource_->key("", *name);
@@ -141,7 +148,8 @@ Result<ListPage> Store::list(const ListOptions& opts) const {
 
   if (!opts.resource_version_match.empty()) {
     if (opts.resource_version_match != "NotOlderThan" && opts.resource_version_match != "Exact")
-      return ApiError::badRequest("resourceVersionMatch: Unsupported value: \"" + opts.resource_version_match +
+      return ApiError::badRequest("resourceVersionMatch: Unsupported value: \"" +
+                                  opts.resource_version_match +
                                   "\": supported values: \"Exact\", \"NotOlderThan\"");
     if (opts.resource_version.empty())
       return ApiError::badRequest("resourceVersionMatch is forbidden unless resourceVersion is provided");
@@ -161,7 +169,9 @@ Result<ListPage> Store::list(const ListOptions& opts) const {
     if (!opts.resource_version.empty() && opts.resource_version != "0")
       return ApiError::badRequest("specifying resource version is not allowed when using continue");
     auto tok = decodeContinue(opts.continue_token);
-    if (!tok) return ApiError::badRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+    if (!tok)
+      return ApiError::badRequest(
+          "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
     req.revision = tok->revision;
     req.start_after = resource_->storage_prefix + tok->start_after;
   } else if (opts.resource_version_match == "Exact") {
@@ -175,7 +185,8 @@ Result<ListPage> Store::list(const ListOptions& opts) const {
 
   storage::CacheListResponse resp;
   switch (cache_.list(req, resp)) {
-    case storage::CacheError::None: break;
+    case storage::CacheError::None:
+      break;
     case storage::CacheError::Expired:
       if (!opts.continue_token.empty())
         return ApiError::gone(
@@ -218,13 +229,15 @@ Result<std::unique_ptr<storage::CacheWatch>> Store::watch(const WatchOptions& op
                                                           std::shared_ptr<storage::WatchSink> sink) {
   auto labels = apis::LabelSelector::parse(opts.label_selector);
   if (!labels) return labels.error();
-  auto fields = apis::FieldSelector::parse(opts.field_selector,
-                                           resource_->strategy->selectableFieldNames(),
+  auto fields = apis::FieldSelector::parse(opts.field_selector, resource_->strategy->selectableFieldNames(),
                                            resource_->namespaced);
   if (!fields) return fields.error();
   storage::CacheWatchRequest req;
   req.prefix = resource_->prefixFor(opts.ns);
-  if (const std::string* name = fields->exactValue("metadata.name"))
+  // A metadata.name term narrows the watch to one key, when the key is known (a watch of a
+  // namespaced resource across all namespaces matches that name in every namespace).
+  if (const std::string* name = fields->exactValue("metadata.name");
+      name && (!resource_->namespaced || !opts.ns.empty()))
     req.prefix = resource_->key(opts.ns, *name);
   req.predicate = apis::makePredicate(std::move(*labels), std::move(*fields));
   if (req.prefix != resource_->prefixFor(opts.ns)) {
@@ -246,7 +259,8 @@ Result<std::unique_ptr<storage::CacheWatch>> Store::watch(const WatchOptions& op
   req.send_initial_state = opts.send_initial_events || rv == 0;
   std::unique_ptr<storage::CacheWatch> handle;
   switch (cache_.watch(req, std::move(sink), handle)) {
-    case storage::CacheError::None: return handle;
+    case storage::CacheError::None:
+      return handle;
     case storage::CacheError::Expired:
       return ApiError::gone("too old resource version: " + std::to_string(rv) + " (" +
                             std::to_string(cache_.oldestRevision()) + ")");
@@ -256,7 +270,8 @@ Result<std::unique_ptr<storage::CacheWatch>> Store::watch(const WatchOptions& op
       e.retry_after_seconds = 1;
       return e;
     }
-    case storage::CacheError::Unavailable: return ApiError::unavailable("the watch cache is not ready");
+    case storage::CacheError::Unavailable:
+      return ApiError::unavailable("the watch cache is not ready");
   }
   return ApiError::internal("unreachable");
 }
@@ -267,7 +282,8 @@ Status Store::checkTypeMeta(json::Document& obj) const {
   std::string_view kind = json::getString(obj, "kind");
   if (!av.empty() && av != resource_->apiVersion())
     return ApiError::badRequest("the API version in the data (" + std::string(av) +
-                                ") does not match the expected API version (" + resource_->apiVersion() + ")");
+                                ") does not match the expected API version (" + resource_->apiVersion() +
+                                ")");
   if (!kind.empty() && kind != resource_->kind)
     return ApiError::badRequest("the kind in the data (" + std::string(kind) +
                                 ") does not match the expected kind (" + resource_->kind + ")");
@@ -289,10 +305,11 @@ Status Store::checkNamespaceForCreate(const std::string& ns, const std::string& 
   d.Parse(nsObj->json.data(), nsObj->json.size());
   if (json::getStringPath(d, {"status", "phase"}) == "Terminating" ||
       json::findPath(d, {"metadata", "deletionTimestamp"})) {
-    ApiError e = ApiError::forbidden(resource_->group, resource_->plural, name,
-                                     "unable to create new content in namespace " + ns +
-                                         " because it is being terminated");
-    e.causes.push_back({"NamespaceTerminating", "namespace " + ns + " is being terminated", "metadata.namespace"});
+    ApiError e = ApiError::forbidden(
+        resource_->group, resource_->plural, name,
+        "unable to create new content in namespace " + ns + " because it is being terminated");
+    e.causes.push_back(
+        {"NamespaceTerminating", "namespace " + ns + " is being terminated", "metadata.namespace"});
     return e;
   }
   return okStatus();
@@ -311,17 +328,27 @@ void Store::validateMetadata(const json::Value& obj, apis::FieldErrors& errs) co
   } else {
     std::vector<std::string> problems;
     switch (resource_->strategy->nameRule()) {
-      case apis::Strategy::NameRule::Subdomain: problems = dns1123Subdomain(name); break;
-      case apis::Strategy::NameRule::Label: problems = dns1123Label(name); break;
-      case apis::Strategy::NameRule::Label1035: problems = dns1035Label(name); break;
-      case apis::Strategy::NameRule::PathSegment: problems = pathSegmentName(name); break;
+      case apis::Strategy::NameRule::Subdomain:
+        problems = dns1123Subdomain(name);
+        break;
+      case apis::Strategy::NameRule::Label:
+        problems = dns1123Label(name);
+        break;
+      case apis::Strategy::NameRule::Label1035:
+        problems = dns1035Label(name);
+        break;
+      case apis::Strategy::NameRule::PathSegment:
+        problems = pathSegmentName(name);
+        break;
     }
     for (auto& p : problems) errs.invalid("metadata.name", quote(name), p);
   }
   if (resource_->namespaced) {
     std::string ns(json::getString(*m, "namespace"));
-    if (ns.empty()) errs.required("metadata.namespace");
-    else for (auto& p : dns1123Label(ns)) errs.invalid("metadata.namespace", quote(ns), p);
+    if (ns.empty())
+      errs.required("metadata.namespace");
+    else
+      for (auto& p : dns1123Label(ns)) errs.invalid("metadata.namespace", quote(ns), p);
   }
   apis::kinds::validateObjectLabels(*m, "metadata", errs);
   if (const json::Value* ann = json::find(*m, "annotations"); ann && ann->IsObject()) {
@@ -346,7 +373,8 @@ void Store::validateMetadata(const json::Value& obj, apis::FieldErrors& errs) co
     for (rapidjson::SizeType i = 0; i < refs->Size(); ++i) {
       const json::Value& r = (*refs)[i];
       std::string p = "metadata.ownerReferences[" + std::to_string(i) + "]";
-      if (json::getString(r, "apiVersion").empty()) errs.invalid(p + ".apiVersion", "\"\"", "version must not be empty");
+      if (json::getString(r, "apiVersion").empty())
+        errs.invalid(p + ".apiVersion", "\"\"", "version must not be empty");
       if (json::getString(r, "kind").empty()) errs.invalid(p + ".kind", "\"\"", "kind must not be empty");
       if (json::getString(r, "name").empty()) errs.invalid(p + ".name", "\"\"", "name must not be empty");
       if (json::getString(r, "uid").empty()) errs.invalid(p + ".uid", "\"\"", "uid must not be empty");
@@ -364,7 +392,8 @@ Result<ObjectPtr> Store::create(const std::string& ns, json::Document& obj, cons
   std::string bodyNs(json::getString(m, "namespace"));
   if (resource_->namespaced) {
     if (!bodyNs.empty() && !ns.empty() && bodyNs != ns)
-      return ApiError::badRequest("the namespace of the provided object does not match the namespace sent on the request");
+      return ApiError::badRequest(
+          "the namespace of the provided object does not match the namespace sent on the request");
     json::setString(m, "namespace", ns.empty() ? bodyNs : ns, a);
   } else {
     json::remove(m, "namespace");
@@ -393,15 +422,18 @@ Result<ObjectPtr> Store::create(const std::string& ns, json::Document& obj, cons
   resource_->strategy->prepareForCreate(obj, ctx);
   resource_->strategy->applyDefaults(obj, a);
   if (applied) {
-    writeManagedFields(obj, {ManagedEntry{opts.field_manager, "Apply", resource_->apiVersion(), ctx.now, "", *applied}},
-                       obj.GetAllocator());
+    writeManagedFields(
+        obj, {ManagedEntry{opts.field_manager, "Apply", resource_->apiVersion(), ctx.now, "", *applied}},
+        obj.GetAllocator());
   } else {
-    recordUpdate(nullptr, obj, opts.field_manager, resource_->apiVersion(), Subresource::Main, schema, ctx.now);
+    recordUpdate(nullptr, obj, opts.field_manager, resource_->apiVersion(), Subresource::Main, schema,
+                 ctx.now);
   }
   apis::FieldErrors errs;
   validateMetadata(obj, errs);
   resource_->strategy->validate(obj, errs);
-  if (!errs.empty()) return ApiError::invalid(resource_->group, resource_->kind, name, std::move(errs.causes()));
+  if (!errs.empty())
+    return ApiError::invalid(resource_->group, resource_->kind, name, std::move(errs.causes()));
   if (auto st = checkNamespaceForCreate(strMeta(obj, "namespace"), name); !st) return st.error();
 
   if (hooks_.before_create)
@@ -439,14 +471,16 @@ Result<WriteOutcome> Store::update(const std::string& ns, const std::string& nam
   if (auto st = checkTypeMeta(obj); !st) return st.error();
   json::Value& m = meta(obj);
   std::string bodyName(json::getString(m, "name"));
-  if (bodyName.empty()) json::setString(m, "name", name, obj.GetAllocator());
+  if (bodyName.empty())
+    json::setString(m, "name", name, obj.GetAllocator());
   else if (bodyName != name)
     return ApiError::badRequest("the name of the object (" + bodyName +
                                 ") does not match the name on the URL (" + name + ")");
   if (resource_->namespaced) {
     std::string bodyNs(json::getString(m, "namespace"));
     if (!bodyNs.empty() && bodyNs != ns)
-      return ApiError::badRequest("the namespace of the provided object does not match the namespace sent on the request");
+      return ApiError::badRequest(
+          "the namespace of the provided object does not match the namespace sent on the request");
   }
   std::string key = resource_->key(ns, name);
   for (int attempt = 0; attempt < kMaxUpdateAttempts; ++attempt) {
@@ -522,15 +556,19 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
     if (const json::Value* v = json::find(om, f)) json::set(m, f, json::Value(*v, a), a);
   }
   json::setString(m, "name", name, a);
-  if (resource_->namespaced) json::setString(m, "namespace", ns, a);
-  else json::remove(m, "namespace");
+  if (resource_->namespaced)
+    json::setString(m, "namespace", ns, a);
+  else
+    json::remove(m, "namespace");
 
   apis::StrategyContext ctx{clock::rfc3339(clock::now()), clock::rfc3339Micro(clock::now())};
   const apis::Strategy& strategy = *resource_->strategy;
   if (sub == Subresource::Status) {
     // Only status (and metadata) may change through /status.
-    if (const json::Value* spec = json::find(old, "spec")) json::set(obj, "spec", json::Value(*spec, a), a);
-    else json::remove(obj, "spec");
+    if (const json::Value* spec = json::find(old, "spec"))
+      json::set(obj, "spec", json::Value(*spec, a), a);
+    else
+      json::remove(obj, "spec");
     strategy.prepareForStatusUpdate(obj, old);
   } else if (sub == Subresource::Binding) {
     // The binding mutator changed spec.nodeName and status together; keep both.
@@ -540,13 +578,16 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
     next.CopyFrom(old, next.GetAllocator());
     auto& na = next.GetAllocator();
     json::Value fin(rapidjson::kArrayType);
-    if (const json::Value* f = json::findPath(obj, {"spec", "finalizers"}); f && f->IsArray()) fin.CopyFrom(*f, na);
+    if (const json::Value* f = json::findPath(obj, {"spec", "finalizers"}); f && f->IsArray())
+      fin.CopyFrom(*f, na);
     json::set(json::ensureObject(next, "spec", na), "finalizers", std::move(fin), na);
     obj.Swap(next);
   } else {
     if (resource_->hasSubresource("status")) {
-      if (const json::Value* st = json::find(old, "status")) json::set(obj, "status", json::Value(*st, a), a);
-      else json::remove(obj, "status");
+      if (const json::Value* st = json::find(old, "status"))
+        json::set(obj, "status", json::Value(*st, a), a);
+      else
+        json::remove(obj, "status");
     }
     strategy.prepareForUpdate(obj, old, ctx);
   }
@@ -569,9 +610,12 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
     if (auto st = hooks_.before_update(obj, old, opts.dry_run); !st) return st.error();
   apis::FieldErrors errs;
   validateMetadata(obj, errs);
-  if (sub == Subresource::Binding) strategy.validate(obj, errs);  // nodeName may change only here
-  else strategy.validateUpdate(obj, old, errs);
-  if (!errs.empty()) return ApiError::invalid(resource_->group, resource_->kind, name, std::move(errs.causes()));
+  if (sub == Subresource::Binding)
+    strategy.validate(obj, errs);  // nodeName may change only here
+  else
+    strategy.validateUpdate(obj, old, errs);
+  if (!errs.empty())
+    return ApiError::invalid(resource_->group, resource_->kind, name, std::move(errs.causes()));
 
   std::string key = current->key;
   // Removing the last finalizer of a deleting object completes its deletion.
@@ -604,7 +648,8 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
     encodeForStorage(cmp);
     if (cmp == obj) return WriteOutcome{current, false};
   }
-  if (opts.dry_run) return WriteOutcome{decode(key, stored, current->mod_revision, current->create_revision), false};
+  if (opts.dry_run)
+    return WriteOutcome{decode(key, stored, current->mod_revision, current->create_revision), false};
   auto res = storage_.update(key, stored, current->mod_revision);
   if (!res.ok()) {
     if (res.code == storage::Code::Conflict && !conditional) conflictRetry = true;
@@ -629,7 +674,52 @@ Result<ObjectPtr> Store::finishDeletion(const std::string& key, const ObjectPtr&
   return current;
 }
 
-Result<DeleteOutcome> Store::remove(const std::string& ns, const std::string& name, const DeleteOptions& opts) {
+namespace {
+
+constexpr std::string_view kOrphanFinalizer = "orphan";
+constexpr std::string_view kForegroundFinalizer = "foregroundDeletion";
+
+}  // namespace
+
+bool applyGarbageCollectionFinalizers(json::Document& obj, const DeleteOptions& opts) {
+  auto& a = obj.GetAllocator();
+  json::Value& m = meta(obj);
+  std::vector<std::string> old;
+  if (const json::Value* f = json::find(m, "finalizers"); f && f->IsArray())
+    for (auto& x : f->GetArray())
+      if (x.IsString()) old.emplace_back(json::view(x));
+  auto has = [&](std::string_view f) { return std::find(old.begin(), old.end(), f) != old.end(); };
+  // As upstream: an explicit policy decides; otherwise a finalizer already on the object
+  // does; otherwise the default (dependents are deleted in the background).
+  bool orphan = false, foreground = false;
+  if (opts.orphan_dependents) {
+    orphan = *opts.orphan_dependents;
+  } else if (!opts.propagation_policy.empty()) {
+    orphan = opts.propagation_policy == "Orphan";
+    foreground = opts.propagation_policy == "Foreground";
+  } else {
+    orphan = has(kOrphanFinalizer);
+    foreground = !orphan && has(kForegroundFinalizer);
+  }
+  std::vector<std::string> next;
+  for (auto& f : old)
+    if (f != kOrphanFinalizer && f != kForegroundFinalizer) next.push_back(f);
+  if (orphan) next.emplace_back(kOrphanFinalizer);
+  if (foreground) next.emplace_back(kForegroundFinalizer);
+  std::vector<std::string> a1 = old, a2 = next;
+  std::sort(a1.begin(), a1.end());
+  std::sort(a2.begin(), a2.end());
+  a1.erase(std::unique(a1.begin(), a1.end()), a1.end());
+  a2.erase(std::unique(a2.begin(), a2.end()), a2.end());
+  if (a1 == a2) return false;
+  json::Value list(rapidjson::kArrayType);
+  for (auto& f : next) list.PushBack(json::str(f, a), a);
+  json::set(m, "finalizers", std::move(list), a);
+  return true;
+}
+
+Result<DeleteOutcome> Store::remove(const std::string& ns, const std::string& name,
+                                    const DeleteOptions& opts) {
   std::string key = resource_->key(ns, name);
   const apis::Strategy& strategy = *resource_->strategy;
   for (int attempt = 0; attempt < kMaxUpdateAttempts; ++attempt) {
@@ -645,11 +735,15 @@ Result<DeleteOutcome> Store::remove(const std::string& ns, const std::string& na
                                     ", UID in object meta: " + std::string(json::getString(m, "uid")));
     if (!opts.precondition_resource_version.empty() &&
         opts.precondition_resource_version != std::to_string(cur->mod_revision))
-      return ApiError::conflict(resource_->group, resource_->plural, name,
-                                "Precondition failed: ResourceVersion in precondition: " +
-                                    opts.precondition_resource_version + ", ResourceVersion in object meta: " +
-                                    std::to_string(cur->mod_revision));
+      return ApiError::conflict(
+          resource_->group, resource_->plural, name,
+          "Precondition failed: ResourceVersion in precondition: " + opts.precondition_resource_version +
+              ", ResourceVersion in object meta: " + std::to_string(cur->mod_revision));
 
+    // Once a graceful deletion is pending, DeleteOptions no longer change the finalizers.
+    auto pendingGrace = json::getInt(m, "deletionGracePeriodSeconds");
+    bool pendingGraceful = json::find(m, "deletionTimestamp") && pendingGrace && *pendingGrace > 0;
+    bool finalizersChanged = !pendingGraceful && applyGarbageCollectionFinalizers(d, opts);
     int64_t grace = strategy.gracePeriod(d, opts.grace_period_seconds);
     bool finalizers = strategy.hasPendingFinalizers(d);
     if (grace == 0 && !finalizers) {
@@ -677,6 +771,7 @@ Result<DeleteOutcome> Store::remove(const std::string& ns, const std::string& na
       json::set(m, "deletionGracePeriodSeconds", json::Value(grace), a);
       changed = true;
     }
+    changed = changed || finalizersChanged;
     if (!changed) return DeleteOutcome{cur, false};
     if (opts.dry_run) return DeleteOutcome{cur, false};
     std::string stored = encodeForStorage(d);
@@ -697,9 +792,10 @@ Status Store::bind(const std::string& ns, const std::string& name, const json::V
   if (node.empty())
     return ApiError::invalid("", "Binding", name, {{"FieldValueRequired", "Required value", "target.name"}});
   if (!kind.empty() && kind != "Node")
-    return ApiError::invalid("", "Binding", name,
-                             {{"FieldValueNotSupported", "Unsupported value: \"" + std::string(kind) + "\": supported values: \"Node\"",
-                               "target.kind"}});
+    return ApiError::invalid(
+        "", "Binding", name,
+        {{"FieldValueNotSupported",
+          "Unsupported value: \"" + std::string(kind) + "\": supported values: \"Node\"", "target.kind"}});
   std::string wantUid(json::getStringPath(binding, {"metadata", "uid"}));
   std::string wantRv(json::getStringPath(binding, {"metadata", "resourceVersion"}));
   const json::Value* annotations = json::findPath(binding, {"metadata", "annotations"});
@@ -711,15 +807,17 @@ Status Store::bind(const std::string& ns, const std::string& name, const json::V
                                 "Precondition failed: UID in precondition: " + wantUid +
                                     ", UID in object meta: " + std::string(json::getString(meta, "uid")));
     if (!wantRv.empty() && wantRv != json::getString(meta, "resourceVersion"))
-      return ApiError::conflict("", "pods/binding", name,
-                                "the object has been modified; please apply your changes to the latest version and try again");
+      return ApiError::conflict(
+          "", "pods/binding", name,
+          "the object has been modified; please apply your changes to the latest version and try again");
     if (json::find(meta, "deletionTimestamp"))
       return ApiError::conflict("", "pods/binding", name,
                                 "pod " + name + " is being deleted, cannot be assigned to a host");
     std::string_view current = json::getStringPath(pod, {"spec", "nodeName"});
     if (!current.empty())
-      return ApiError::conflict("", "pods/binding", name,
-                                "pod " + name + " is already assigned to node \"" + std::string(current) + "\"");
+      return ApiError::conflict(
+          "", "pods/binding", name,
+          "pod " + name + " is already assigned to node \"" + std::string(current) + "\"");
     json::setString(json::ensureObject(pod, "spec", a), "nodeName", node, a);
     if (annotations && annotations->IsObject()) {
       json::Value& ann = json::ensureObject(meta, "annotations", a);
@@ -761,7 +859,8 @@ Result<WriteOutcome> Store::apply(const std::string& ns, const std::string& name
     return ApiError::badRequest("apiVersion and kind are required in an applied configuration");
   if (av != resource_->apiVersion() || kind != resource_->kind)
     return ApiError::badRequest("the applied configuration's apiVersion/kind (" + std::string(av) + ", " +
-                                std::string(kind) + ") does not match " + resource_->apiVersion() + ", " + resource_->kind);
+                                std::string(kind) + ") does not match " + resource_->apiVersion() + ", " +
+                                resource_->kind);
   std::string_view bodyName = json::getStringPath(config, {"metadata", "name"});
   if (!bodyName.empty() && bodyName != name)
     return ApiError::badRequest("the name of the object (" + std::string(bodyName) +
@@ -771,11 +870,13 @@ Result<WriteOutcome> Store::apply(const std::string& ns, const std::string& name
   const apis::SchemaNode* schema = apis::SchemaRegistry::instance().definition(resource_->schema_name);
   std::string apiVersion = resource_->apiVersion();
   auto mutate = [&](json::Document& live) -> Status {
-    return applyConfiguration(live, config, o.field_manager, o.force, apiVersion, schema, clock::rfc3339(clock::now()));
+    return applyConfiguration(live, config, o.field_manager, o.force, apiVersion, schema,
+                              clock::rfc3339(clock::now()));
   };
   auto createFrom = [&](json::Document& fresh) -> Status {
     fresh.CopyFrom(config, fresh.GetAllocator());
-    json::setString(json::ensureObject(fresh, "metadata", fresh.GetAllocator()), "name", name, fresh.GetAllocator());
+    json::setString(json::ensureObject(fresh, "metadata", fresh.GetAllocator()), "name", name,
+                    fresh.GetAllocator());
     return okStatus();
   };
   return modify(ns, name, mutate, o, Subresource::Main, createFrom);

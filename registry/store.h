@@ -38,7 +38,7 @@ struct WriteOutcome {
 };
 
 struct DeleteOutcome {
-  ObjectPtr object;       // the object as deleted, or as it now waits for deletion
+  ObjectPtr object;  // the object as deleted, or as it now waits for deletion
   bool deleted_now = false;
 };
 
@@ -58,8 +58,8 @@ struct StoreHooks {
 // the watch cache.
 class Store {
  public:
-  Store(std::shared_ptr<const apis::Resource> resource, storage::Storage& storage,
-        storage::WatchCache& cache, Registry& registry);
+  Store(std::shared_ptr<const apis::Resource> resource, storage::Storage& storage, storage::WatchCache& cache,
+        Registry& registry);
 
   const apis::Resource& resource() const { return *resource_; }
   storage::WatchCache& cache() { return cache_; }
@@ -80,11 +80,11 @@ class Store {
   Result<WriteOutcome> modify(const std::string& ns, const std::string& name, const Mutator& mutate,
                               const WriteOptions& opts, Subresource sub,
                               const Mutator& create_from = nullptr);
-  Result<DeleteOutcome> remove(const std::string& ns, const std::string& name,
-                               const DeleteOptions& opts);
+  Result<DeleteOutcome> remove(const std::string& ns, const std::string& name, const DeleteOptions& opts);
   // pods/binding: assigns the pod to `binding.target.name` atomically; 409 if the pod is
   // already bound or being deleted.
-  Status bind(const std::string& ns, const std::string& name, const json::Value& binding, const WriteOptions& opts);
+  Status bind(const std::string& ns, const std::string& name, const json::Value& binding,
+              const WriteOptions& opts);
 
   // Server-side apply of `config` (creates the object when it does not exist).
   Result<WriteOutcome> apply(const std::string& ns, const std::string& name, const json::Value& config,
@@ -101,9 +101,9 @@ class Store {
   Status checkTypeMeta(json::Document& obj) const;
   Status checkNamespaceForCreate(const std::string& ns, const std::string& name) const;
   void validateMetadata(const json::Value& obj, apis::FieldErrors& errs) const;
-  Result<WriteOutcome> updateWith(const std::string& ns, const std::string& name,
-                                  json::Document& obj, const ObjectPtr& current,
-                                  const WriteOptions& opts, Subresource sub, bool& conflict);
+  Result<WriteOutcome> updateWith(const std::string& ns, const std::string& name, json::Document& obj,
+                                  const ObjectPtr& current, const WriteOptions& opts, Subresource sub,
+                                  bool& conflict);
   std::string encodeForStorage(json::Document& obj) const;
   ObjectPtr readBack(const std::string& key, const std::string& stored, int64_t revision,
                      int64_t create_revision) const;
@@ -121,10 +121,13 @@ class Store {
 
 // Decodes a stored value of `resource` into its cached, served form: the watch cache's
 // decoder (parse, convert to the served version, stamp resourceVersion, index).
-ObjectPtr decodeObject(const apis::Resource& resource, const std::string& key,
-                       const std::string& value, int64_t revision, int64_t create_revision);
+ObjectPtr decodeObject(const apis::Resource& resource, const std::string& key, const std::string& value,
+                       int64_t revision, int64_t create_revision);
 
 // Parses a DeleteOptions body or query values into options (400 on bad input).
 Result<DeleteOptions> parseDeleteOptions(const json::Value* body);
+// Sets the `orphan`/`foregroundDeletion` finalizers of an object being deleted as the
+// options (or, without a policy, the finalizers already there) ask; true if they changed.
+bool applyGarbageCollectionFinalizers(json::Document& obj, const DeleteOptions& opts);
 
 }  // namespace shepherd::registry

@@ -845,6 +845,29 @@ def test_list_label_and_field_selectors(api):
     assert [o["metadata"]["name"] for o in lst["items"]] == [tag + "-1"]
 
 
+
+def test_watch_by_name_across_namespaces(api, server):
+    """A cluster-wide watch with fieldSelector=metadata.name sees that name in every
+    namespace (the root CA publisher and ServiceAccounts controllers watch this way)."""
+    import urllib.request
+    name = uniq("byname")
+    other_ns = uniq("byname-ns")
+    create(api, "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": other_ns}})
+    _, _, lst = api.get("/api/v1/configmaps?limit=1")
+    rv = lst["metadata"]["resourceVersion"]
+    url = "%s/api/v1/configmaps?watch=true&resourceVersion=%s&fieldSelector=metadata.name%%3D%s" % (
+        server.base_url, rv, name)
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        create(api, CM, cm_body(name))
+        create(api, CM, cm_body(name + "-not"))
+        create(api, "/api/v1/namespaces/%s/configmaps" % other_ns, cm_body(name, ns=other_ns))
+        seen = []
+        while len(seen) < 2:
+            ev = json.loads(resp.readline())
+            seen.append((ev["type"], ev["object"]["metadata"]["namespace"], ev["object"]["metadata"]["name"]))
+    assert seen == [("ADDED", NS, name), ("ADDED", other_ns, name)], seen
+    api.delete("/api/v1/namespaces/" + other_ns)
+
 def test_list_pagination(api):
     tag = uniq("page")
     for i in range(5):

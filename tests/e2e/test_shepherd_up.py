@@ -1,4 +1,4 @@
-"""`shepherd up`: starts the API server, scheduler, containerd and one real node; a
+"""`shepherd up`: starts the API server, scheduler, controller manager, containerd and one real node; a
 `kubectl run` pod runs and logs; deleting it removes its containers, sandbox and cgroups;
 stopping leaves nothing running."""
 import os
@@ -58,6 +58,15 @@ def test_shepherd_up_runs_a_real_pod_and_stops_cleanly():
             assert "namespace/kube-system" in kubectl("get", "namespaces", "-o", "name").stdout.split()
             # The node registers and becomes Ready.
             kubectl("wait", "--for=condition=Ready", "node/up-node", "--timeout=60s")
+            # The controller manager gives every namespace its ServiceAccount and CA bundle.
+            kubectl("create", "namespace", "up-demo")
+            deadline = time.time() + 20
+            while time.time() < deadline and kubectl("-n", "up-demo", "get", "serviceaccount/default",
+                                                     "configmap/kube-root-ca.crt", check=False).returncode != 0:
+                time.sleep(0.2)
+            with open(os.path.join(data, "pki", "ca.crt")) as f:
+                assert kubectl("-n", "up-demo", "get", "configmap/kube-root-ca.crt",
+                               "-o", "jsonpath={.data.ca\\.crt}").stdout == f.read()
             # The acceptance scenario (the shell traps TERM so deletion need not wait for
             # the 30 s grace period; a plain `sh -c` would be killed after it).
             kubectl("run", "hello", "--image=busybox", "--",
@@ -101,6 +110,8 @@ def test_shepherd_up_runs_a_real_pod_and_stops_cleanly():
         assert "shepherd-apiserver stopped" in log, log[-2000:]
         with open(os.path.join(data, "logs", "scheduler.log")) as f:
             assert "has synced" in f.read()
+        with open(os.path.join(data, "logs", "controller-manager.log")) as f:
+            assert "shepherd-controller-manager stopping" in f.read()
         with open(os.path.join(data, "logs", "kubelet.log")) as f:
             assert "stopping (containers keep running)" in f.read()
         assert not os.path.exists(sock)

@@ -1,0 +1,36 @@
+// SharedInformers: one informer per resource (and selector) for all the controllers of a
+// process, as client-go's SharedInformerFactory: controllers ask for the informers they
+// need and add their handlers, then the process starts them all and waits for sync.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "client/informer.h"
+
+namespace shepherd::client {
+
+// Thread-safety: get() and start() from one thread during set-up; waitForSync() and
+// stop() from any thread afterwards.
+class SharedInformers {
+ public:
+  explicit SharedInformers(RestClient& client) : client_(client) {}
+  ~SharedInformers() { stop(); }
+  SharedInformers(const SharedInformers&) = delete;
+  SharedInformers& operator=(const SharedInformers&) = delete;
+
+  // The informer for these options, created on first use (before start()).
+  Informer& get(const InformerOptions& opts);
+  void start();
+  bool waitForSync(int timeout_ms);
+  void stop();
+
+ private:
+  RestClient& client_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Informer>> informers_;
+};
+
+}  // namespace shepherd::client

@@ -1,0 +1,184 @@
+// shepherd-controller-manager: the level-triggered controllers that keep the cluster's
+// objects consistent (garbage collection, namespace lifecycle, ServiceAccounts, the root CA
+// ConfigMap), run while this process holds the kube-controller-manager lease.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "client/discovery.h"
+#include "client/leader_election.h"
+#include "client/shared_informers.h"
+#include "common/flags.h"
+#include "common/ids.h"
+#include "common/log.h"
+#include "common/signals.h"
+#include "controllers/garbagecollector/garbage_collector.h"
+#include "controllers/namespace/namespace_controller.h"
+#include "controllers/serviceaccount/root_ca_publisher.h"
+#include "controllers/serviceaccount/serviceaccounts_controller.h"
+#include "handlers/http/health_endpoint.h"
+#include "pki/certificate_authority.h"
+
+using namespace shepherd;
+
+namespace {
+
+// --controllers as upstream: "*" enables the default set, "name" adds, "-name" removes.
+std::set<std::string> enabledControllers(const std::string& spec, const std::set<std::string>& all) {
+  std::set<std::string> on;
+  std::stringstream ss(spec);
+  std::string item;
+  std::vector<std::string> items;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) items.push_back(item);
+  for (auto& i : items)
+    if (i == "*") on = all;
+  for (auto& i : items) {
+    if (i == "*") continue;
+    if (i[0] == '-')
+      on.erase(i.substr(1));
+    else
+      on.insert(i);
+  }
+  return on;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  flags.define("kubeconfig", "",
+               "Path to a kubeconfig with the API server's address and credentials (required).");
+  flags.define("controllers", "*",
+               "Controllers to run: '*' for all (garbagecollector, namespace, serviceaccount, "
+               "root-ca-cert-publisher), "
+               "'name' to "
+               "add one, '-name' to leave one out.");
+  flags.define("concurrent-gc-syncs", "5", "Objects the garbage collector checks at once.");
+  flags.define("root-ca-file", "",
+               "The cluster CA certificate published as ConfigMap kube-root-ca.crt in every namespace; when "
+               "neither it nor FILE.key exists, a placeholder CA is generated there.");
+  flags.define("concurrent-namespace-syncs", "10", "Namespaces emptied at once.");
+  flags.define("concurrent-serviceaccount-syncs", "5",
+               "Namespaces checked for their ServiceAccount at once.");
+  client::defineLeaderElectionFlags(flags, "kube-controller-manager");
+  flags.define("bind-address", "127.0.0.1", "Address of the health endpoint.");
+  flags.define("port", "0", "Port of /healthz (0: disabled).");
+  flags.define("v", "0", "Log verbosity.");
+  flags.define("help", "false", "Show this help.", true);
+  if (int rc = flags.parseMain(argc, argv, "shepherd-controller-manager",
+                               "shepherd-controller-manager --kubeconfig FILE [flags]", {"kubeconfig"});
+      rc >= 0)
+    return rc;
+  auto cfg = client::loadKubeconfig(flags.get("kubeconfig"));
+  if (!cfg) {
+    std::fprintf(stderr, "shepherd-controller-manager: %s\n", cfg.error().message.c_str());
+    return 1;
+  }
+  cfg->user_agent = "shepherd-controller-manager/v0.1";
+  const std::set<std::string> all = {"garbagecollector", "namespace", "serviceaccount",
+                                     "root-ca-cert-publisher"};
+  std::set<std::string> enabled = enabledControllers(flags.get("controllers"), all);
+  for (auto& c : enabled)
+    if (!all.count(c)) {
+      std::fprintf(stderr, "shepherd-controller-manager: unknown controller %s\n", c.c_str());
+      return 2;
+    }
+  std::string caPem;
+  if (enabled.count("root-ca-cert-publisher")) {
+    std::string caFile = flags.get("root-ca-file");
+    if (caFile.empty()) {
+      std::fprintf(stderr, "shepherd-controller-manager: root-ca-cert-publisher needs --root-ca-file\n");
+      return 2;
+    }
+    auto ca = pki::ensureCertificateAuthority(caFile, caFile + ".key", "shepherd-ca");
+    if (!ca) {
+      std::fprintf(stderr, "shepherd-controller-manager: %s\n", ca.error().message.c_str());
+      return 1;
+    }
+    caPem = ca.value();
+  }
+  sigset_t set = blockTerminationSignals();
+
+  client::RestClient rest(cfg.value());
+  client::SharedInformers informers(rest);
+  std::vector<std::pair<std::unique_ptr<controllers::Controller>, int>> running;
+  if (enabled.count("garbagecollector")) {
+    // The collector watches every resource the server serves: discover them first.
+    client::DiscoveryResult found = client::discoverPreferredResources(rest);
+    while (!found.failures.empty()) {
+      LOG_WARN("controller-manager: discovery failed (" << found.failures.front() << "); retrying");
+      timespec second{1, 0};
+      if (sigtimedwait(&set, nullptr, &second) > 0) return 0;  // asked to stop meanwhile
+      found = client::discoverPreferredResources(rest);
+    }
+    auto gc = std::make_unique<controllers::GarbageCollector>(rest, informers, found.resources);
+    LOG_INFO("controller-manager: garbage collector monitors " << gc->monitored() << " resources");
+    running.emplace_back(std::move(gc), std::max(1, flags.getInt("concurrent-gc-syncs")));
+  }
+  if (enabled.count("namespace"))
+    running.emplace_back(std::make_unique<controllers::NamespaceController>(rest, informers),
+                         std::max(1, flags.getInt("concurrent-namespace-syncs")));
+  if (enabled.count("serviceaccount"))
+    running.emplace_back(std::make_unique<controllers::ServiceAccountsController>(rest, informers),
+                         std::max(1, flags.getInt("concurrent-serviceaccount-syncs")));
+  if (enabled.count("root-ca-cert-publisher"))
+    running.emplace_back(std::make_unique<controllers::RootCaPublisher>(rest, informers, caPem), 1);
+
+  std::unique_ptr<http::Server> server;
+  if (flags.getInt("port") > 0) {
+    auto started = http::startHealthEndpoint(flags.get("bind-address"), flags.getInt("port"));
+    if (!started) {
+      std::fprintf(stderr, "shepherd-controller-manager: %s\n", started.error().message.c_str());
+      return 1;
+    }
+    server = std::move(started.value());
+  }
+
+  // Caches fill while we wait to lead, so a new leader starts at once.
+  informers.start();
+  while (!informers.waitForSync(10000))
+    LOG_WARN("controller-manager: waiting for the API server to sync caches");
+  char host[256] = "unknown";
+  gethostname(host, sizeof host - 1);
+  std::string identity = std::string(host) + "_" + ids::uuid4();
+  LOG_INFO("shepherd-controller-manager (" << identity << ") has synced");
+
+  std::atomic<bool> started{false}, lost{false}, exiting{false};
+  auto startControllers = [&] {
+    for (auto& [c, workers] : running) {
+      c->run(workers);
+      LOG_INFO("controller-manager: started " << c->name() << " (" << workers << " workers)");
+    }
+    started = true;
+  };
+  std::unique_ptr<client::LeaderElector> elector;
+  if (flags.getBool("leader-elect")) {
+    client::LeaderElectionConfig lc = client::leaderElectionConfigFromFlags(flags);
+    lc.identity = identity;
+    lc.on_started_leading = startControllers;
+    lc.on_stopped_leading = [&lost, &exiting] {
+      if (exiting.load()) return;
+      lost = true;
+      kill(getpid(), SIGTERM);  // as kube-controller-manager: a former leader exits and restarts clean
+    };
+    elector = std::make_unique<client::LeaderElector>(rest, lc);
+    elector->start();
+  } else {
+    startControllers();
+  }
+  int sig = 0;
+  sigwait(&set, &sig);
+  exiting = true;
+  LOG_INFO("shepherd-controller-manager stopping" << (lost.load() ? " (leadership lost)" : ""));
+  for (auto& [c, workers] : running) c->stop();
+  if (elector) elector->stop();
+  informers.stop();
+  if (server) server->stop(1);
+  return lost.load() ? 1 : 0;
+}

@@ -1,0 +1,339 @@
+"""shepherd-controller-manager against its own shepherd-apiserver: ServiceAccounts, the
+root CA ConfigMap, namespace deletion (pods first, finalizers, conditions), leader election.
+
+Run from the repository root:  /usr/bin/python3 -m pytest tests/e2e/test_controller_manager.py -q
+"""
+
+import os
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from conftest import REPO
+
+CM_BIN = os.path.join(os.path.dirname(os.environ.get(
+    "SHEPHERD_APISERVER", os.path.join(REPO, "build", "cmd", "shepherd-apiserver"))),
+    "shepherd-controller-manager")
+
+
+class ControllerManager:
+    def __init__(self, server, workdir, name="cm"):
+        self.log_path = os.path.join(workdir, name + ".log")
+        self.ca_file = os.path.join(workdir, "ca.crt")
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [CM_BIN, "--kubeconfig", server.kubeconfig, "--root-ca-file", self.ca_file,
+             "--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3",
+             "--leader-elect-retry-period=1"],
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def log_tail(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()[-4000:]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+
+@pytest.fixture(scope="module")
+def cluster(server_factory, tmp_path_factory):
+    """A dedicated API server (the controllers act on every namespace) and one controller manager."""
+    srv = server_factory()
+    workdir = str(tmp_path_factory.mktemp("cm"))
+    cm = ControllerManager(srv, workdir)
+    yield srv, cm
+    rc = cm.stop()
+    assert rc == 0, "controller manager exited %s:\n%s" % (rc, cm.log_tail())
+
+
+def wait_for(what, fn, timeout=20):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(0.1)
+    raise AssertionError("%s not reached within %ss (last: %r)" % (what, timeout, last))
+
+
+def new_namespace(api):
+    name = "cm-" + uuid.uuid4().hex[:8]
+    st, _, body = api.post("/api/v1/namespaces", {"metadata": {"name": name}})
+    assert st == 201, body
+    return name
+
+
+def get(api, path):
+    st, _, body = api.get(path)
+    return body if st == 200 else None
+
+
+def test_default_service_account_is_created_and_recreated(cluster):
+    srv, _ = cluster
+    api = srv.api
+    ns = new_namespace(api)
+    path = "/api/v1/namespaces/%s/serviceaccounts/default" % ns
+    first = wait_for("ServiceAccount default", lambda: get(api, path))
+    st, _, _ = api.delete(path)
+    assert st == 200
+    again = wait_for("a new ServiceAccount default",
+                     lambda: (lambda sa: sa if sa and sa["metadata"]["uid"] != first["metadata"]["uid"] else None)(
+                         get(api, path)))
+    assert again["metadata"]["name"] == "default"
+    # Every namespace the server made at start-up has one too.
+    for system in ("default", "kube-system", "kube-public", "kube-node-lease"):
+        wait_for("ServiceAccount default in " + system,
+                 lambda: get(api, "/api/v1/namespaces/%s/serviceaccounts/default" % system))
+
+
+def test_root_ca_configmap_is_published_repaired_and_recreated(cluster):
+    srv, cm = cluster
+    api = srv.api
+    ns = new_namespace(api)
+    path = "/api/v1/namespaces/%s/configmaps/kube-root-ca.crt" % ns
+    published = wait_for("kube-root-ca.crt", lambda: get(api, path))
+    with open(cm.ca_file) as f:
+        pem = f.read()
+    assert published["data"] == {"ca.crt": pem}
+    assert pem.startswith("-----BEGIN CERTIFICATE-----")
+    assert os.stat(cm.ca_file + ".key").st_mode & 0o777 == 0o600
+    # The placeholder CA really is a CA.
+    out = subprocess.run(["openssl", "x509", "-noout", "-ext", "basicConstraints", "-in", cm.ca_file],
+                         capture_output=True, text=True, check=True).stdout
+    assert "CA:TRUE" in out, out
+    # An edit is reverted.
+    st, _, _ = api.patch(path, {"data": {"ca.crt": "junk", "extra": "x"}})
+    assert st == 200
+    wait_for("the repaired ConfigMap", lambda: (get(api, path) or {}).get("data") == {"ca.crt": pem})
+    # A deleted one comes back.
+    st, _, _ = api.delete(path)
+    assert st == 200
+    wait_for("the recreated ConfigMap", lambda: (get(api, path) or {}).get("data") == {"ca.crt": pem})
+
+
+def conditions(ns_obj):
+    return {c["type"]: c for c in ns_obj.get("status", {}).get("conditions", [])}
+
+
+def test_namespace_deletion_waits_for_pods_then_finalizers(cluster):
+    srv, _ = cluster
+    api = srv.api
+    ns = new_namespace(api)
+    base = "/api/v1/namespaces/" + ns
+    for body, path in [
+        ({"metadata": {"name": "plain"}, "data": {"a": "b"}}, "/configmaps"),
+        ({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}, "data": {"a": "b"}}, "/configmaps"),
+        ({"metadata": {"name": "s"}, "stringData": {"a": "b"}}, "/secrets"),
+        ({"metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}}, "/services"),
+        # Bound to a node that has no agent: its deletion waits for a kubelet that never comes.
+        ({"metadata": {"name": "p"}, "spec": {"nodeName": "ghost", "terminationGracePeriodSeconds": 2,
+                                              "containers": [{"name": "c", "image": "busybox"}]}}, "/pods"),
+    ]:
+        st, _, obj = api.post(base + path, body)
+        assert st == 201, obj
+    st, _, obj = api.post("/apis/apps/v1/namespaces/%s/deployments" % ns, {
+        "metadata": {"name": "d"},
+        "spec": {"selector": {"matchLabels": {"app": "d"}},
+                 "template": {"metadata": {"labels": {"app": "d"}},
+                              "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})
+    assert st == 201, obj
+    st, _, _ = api.delete("/api/v1/namespaces/" + ns)
+    assert st == 200
+    # Pods first: while the pod is still terminating nothing else is deleted.
+    obj = wait_for("pods reported remaining",
+                   lambda: (lambda n: n if n and "pods has 1 resource instances" in
+                            conditions(n).get("NamespaceContentRemaining", {}).get("message", "") else None)(
+                       get(api, "/api/v1/namespaces/" + ns)))
+    assert obj["status"]["phase"] == "Terminating"
+    assert conditions(obj)["NamespaceContentRemaining"]["status"] == "True"
+    assert conditions(obj)["NamespaceContentRemaining"]["reason"] == "SomeResourcesRemain"
+    assert get(api, base + "/configmaps/plain") is not None
+    assert get(api, "/apis/apps/v1/namespaces/%s/deployments/d" % ns) is not None
+    # The node would now finish the pod; without one, force it.
+    st, _, _ = api.delete(base + "/pods/p?gracePeriodSeconds=0")
+    assert st == 200
+    # Everything else goes, except the ConfigMap held by a finalizer.
+    obj = wait_for("finalizers reported remaining",
+                   lambda: (lambda n: n if n and conditions(n).get("NamespaceFinalizersRemaining", {})
+                            .get("status") == "True" else None)(get(api, "/api/v1/namespaces/" + ns)), timeout=30)
+    c = conditions(obj)
+    assert c["NamespaceFinalizersRemaining"]["reason"] == "SomeFinalizersRemain"
+    assert "example.com/hold in 1 resource instances" in c["NamespaceFinalizersRemaining"]["message"]
+    assert c["NamespaceContentRemaining"]["message"] == \
+        "Some resources are remaining: configmaps has 1 resource instances"
+    assert c["NamespaceDeletionDiscoveryFailure"]["status"] == "False"
+    assert c["NamespaceDeletionContentFailure"]["status"] == "False"
+    for gone in ("/configmaps/plain", "/secrets/s", "/services/svc", "/serviceaccounts/default"):
+        assert get(api, base + gone) is None, gone
+    assert get(api, "/apis/apps/v1/namespaces/%s/deployments/d" % ns) is None
+    assert obj["spec"]["finalizers"] == ["kubernetes"]
+    # Releasing the finalizer lets the namespace finish.
+    st, _, body = api.patch(base + "/configmaps/held", {"metadata": {"finalizers": None}})
+    assert st == 200, body
+    wait_for("the namespace to be gone", lambda: get(api, "/api/v1/namespaces/" + ns) is None, timeout=30)
+
+
+def test_objects_are_not_recreated_in_a_terminating_namespace(cluster):
+    srv, _ = cluster
+    api = srv.api
+    ns = new_namespace(api)
+    wait_for("ServiceAccount default", lambda: get(api, "/api/v1/namespaces/%s/serviceaccounts/default" % ns))
+    st, _, _ = api.delete("/api/v1/namespaces/" + ns)
+    assert st == 200
+    wait_for("the namespace to be gone", lambda: get(api, "/api/v1/namespaces/" + ns) is None, timeout=30)
+    # A namespace of the same name starts afresh, with its own ServiceAccount.
+    st, _, _ = api.post("/api/v1/namespaces", {"metadata": {"name": ns}})
+    assert st == 201
+    wait_for("ServiceAccount default again", lambda: get(api, "/api/v1/namespaces/%s/serviceaccounts/default" % ns))
+
+
+# --------------------------------------------------------------------------- garbage collector
+
+
+def make_cm(api, ns, name, owners=(), finalizers=()):
+    md = {"name": name}
+    if owners:
+        md["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": o["metadata"]["name"],
+                                  "uid": o["metadata"]["uid"], "blockOwnerDeletion": True} for o in owners]
+    if finalizers:
+        md["finalizers"] = list(finalizers)
+    st, _, obj = api.post("/api/v1/namespaces/%s/configmaps" % ns, {"metadata": md, "data": {"k": "v"}})
+    assert st == 201, obj
+    return obj
+
+
+def cm_path(ns, name):
+    return "/api/v1/namespaces/%s/configmaps/%s" % (ns, name)
+
+
+def delete(api, path, policy=None):
+    body = {"kind": "DeleteOptions", "apiVersion": "v1"}
+    if policy:
+        body["propagationPolicy"] = policy
+    st, _, obj = api.delete(path, body)
+    assert st in (200, 202), obj
+    return obj
+
+
+def test_gc_background_deletes_dependents_of_a_deleted_owner(cluster):
+    api = cluster[0].api
+    ns = new_namespace(api)
+    owner = make_cm(api, ns, "owner")
+    child = make_cm(api, ns, "child", owners=[owner])
+    grandchild = make_cm(api, ns, "grandchild", owners=[child])
+    delete(api, cm_path(ns, "owner"))
+    for name in ("child", "grandchild"):
+        wait_for(name + " collected", lambda: get(api, cm_path(ns, name)) is None)
+    assert grandchild["metadata"]["uid"]
+
+
+def test_gc_orphan_keeps_dependents_and_drops_the_reference(cluster):
+    api = cluster[0].api
+    ns = new_namespace(api)
+    owner = make_cm(api, ns, "owner")
+    other = make_cm(api, ns, "other")
+    make_cm(api, ns, "child", owners=[owner, other])
+    make_cm(api, ns, "only", owners=[owner])
+    obj = delete(api, cm_path(ns, "owner"), "Orphan")
+    assert "orphan" in obj["metadata"].get("finalizers", []), obj
+    wait_for("the owner gone", lambda: get(api, cm_path(ns, "owner")) is None)
+    child = get(api, cm_path(ns, "child"))
+    assert [r["name"] for r in child["metadata"]["ownerReferences"]] == ["other"]
+    only = get(api, cm_path(ns, "only"))
+    assert only is not None and not only["metadata"].get("ownerReferences"), only
+
+
+def test_gc_foreground_waits_for_blocking_dependents(cluster):
+    api = cluster[0].api
+    ns = new_namespace(api)
+    owner = make_cm(api, ns, "owner")
+    make_cm(api, ns, "held", owners=[owner], finalizers=["example.com/hold"])
+    make_cm(api, ns, "free", owners=[owner])
+    obj = delete(api, cm_path(ns, "owner"), "Foreground")
+    assert "foregroundDeletion" in obj["metadata"]["finalizers"], obj
+    wait_for("the free dependent deleted", lambda: get(api, cm_path(ns, "free")) is None)
+    held = wait_for("the held dependent marked for deletion",
+                    lambda: (lambda o: o if o and o["metadata"].get("deletionTimestamp") else None)(
+                        get(api, cm_path(ns, "held"))))
+    time.sleep(1)
+    still = get(api, cm_path(ns, "owner"))
+    assert still is not None and still["metadata"]["deletionTimestamp"], "the owner went before its dependent"
+    st, _, body = api.patch(cm_path(ns, "held"), {"metadata": {"finalizers": None}})
+    assert st == 200, body
+    wait_for("the owner gone after its dependent", lambda: get(api, cm_path(ns, "owner")) is None)
+    assert held["metadata"]["name"] == "held"
+
+
+def test_gc_dangling_owner_and_mixed_owners(cluster):
+    api = cluster[0].api
+    ns = new_namespace(api)
+    live = make_cm(api, ns, "live")
+    ghost = {"metadata": {"name": "ghost", "uid": str(uuid.uuid4())}}
+    make_cm(api, ns, "orphaned", owners=[ghost])
+    make_cm(api, ns, "mixed", owners=[ghost, live])
+    wait_for("the dependent of a missing owner collected", lambda: get(api, cm_path(ns, "orphaned")) is None)
+    mixed = wait_for("the dangling reference dropped",
+                     lambda: (lambda o: o if o and len(o["metadata"].get("ownerReferences", [])) == 1 else None)(
+                         get(api, cm_path(ns, "mixed"))))
+    assert mixed["metadata"]["ownerReferences"][0]["uid"] == live["metadata"]["uid"]
+    # An owner recreated under the same name is another object: still dangling.
+    old = make_cm(api, ns, "phoenix")
+    delete(api, cm_path(ns, "phoenix"))
+    make_cm(api, ns, "phoenix")
+    make_cm(api, ns, "ash", owners=[old])
+    wait_for("the dependent of a replaced owner collected", lambda: get(api, cm_path(ns, "ash")) is None)
+    assert get(api, cm_path(ns, "phoenix")) is not None
+
+
+@pytest.mark.parametrize("policy", ["Background", "Foreground"])
+def test_gc_ownership_cycles_never_block(cluster, policy):
+    api = cluster[0].api
+    ns = new_namespace(api)
+    a = make_cm(api, ns, "a")
+    b = make_cm(api, ns, "b", owners=[a])
+    c = make_cm(api, ns, "c", owners=[b])
+    # Close the circle: a is owned by c.
+    st, _, body = api.patch(cm_path(ns, "a"), {"metadata": {"ownerReferences": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": c["metadata"]["uid"],
+         "blockOwnerDeletion": True}]}})
+    assert st == 200, body
+    delete(api, cm_path(ns, "a"), policy)
+    for name in ("a", "b", "c"):
+        wait_for(name + " gone", lambda: get(api, cm_path(ns, name)) is None, timeout=30)
+    assert b["metadata"]["uid"]
+
+
+# --------------------------------------------------------------------------- leader election (last: it stops the
+# module's controller manager)
+
+
+def test_one_leader_and_takeover(cluster, tmp_path_factory):
+    srv, cm = cluster
+    api = srv.api
+    lease_path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager"
+    first = wait_for("the lease", lambda: (get(api, lease_path) or {}).get("spec", {}).get("holderIdentity"))
+    second = ControllerManager(srv, str(tmp_path_factory.mktemp("cm2")), name="cm2")
+    try:
+        time.sleep(3)
+        assert get(api, lease_path)["spec"]["holderIdentity"] == first
+        assert "started namespace" not in second.log_tail()
+        # The leader leaves (releasing the lease); the standby takes over and works.
+        assert cm.stop() == 0
+        wait_for("the standby to lead", lambda: "started namespace" in second.log_tail(), timeout=20)
+        ns = new_namespace(api)
+        wait_for("ServiceAccount default from the new leader",
+                 lambda: get(api, "/api/v1/namespaces/%s/serviceaccounts/default" % ns))
+    finally:
+        assert second.stop() == 0, second.log_tail()
