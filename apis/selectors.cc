@@ -21,8 +21,8 @@ struct Lexer {
     return i >= s.size();
   }
   bool isIdentChar(char c) {
-    return !std::isspace(static_cast<unsigned char>(c)) && c != ',' && c != '=' && c != '!' &&
-           c != '(' && c != ')' && c != '<' && c != '>';
+    return !std::isspace(static_cast<unsigned char>(c)) && c != ',' && c != '=' && c != '!' && c != '(' &&
+           c != ')' && c != '<' && c != '>';
   }
   std::string ident() {
     ws();
@@ -65,7 +65,8 @@ Result<LabelSelector> LabelSelector::parse(std::string_view text) {
     LabelRequirement r;
     bool negated = lx.eat("!");
     r.key = lx.ident();
-    if (r.key.empty()) return selectorError(text, "found '" + std::string(text.substr(lx.i, 1)) + "', expected: identifier");
+    if (r.key.empty())
+      return selectorError(text, "found '" + std::string(text.substr(lx.i, 1)) + "', expected: identifier");
     auto keyErrs = validation::qualifiedName(r.key);
     if (!keyErrs.empty()) return selectorError(text, "invalid label key \"" + r.key + "\": " + keyErrs[0]);
     if (negated) {
@@ -84,7 +85,8 @@ Result<LabelSelector> LabelSelector::parse(std::string_view text) {
       std::string word = lx.ident();
       if (word == "in" || word == "notin") {
         r.op = word == "in" ? LabelRequirement::Op::In : LabelRequirement::Op::NotIn;
-        if (!lx.eat("(")) return selectorError(text, "found '" + std::string(text.substr(lx.i, 1)) + "', expected: '('");
+        if (!lx.eat("("))
+          return selectorError(text, "found '" + std::string(text.substr(lx.i, 1)) + "', expected: '('");
         while (true) {
           lx.ws();
           if (lx.eat(")")) break;
@@ -92,7 +94,8 @@ Result<LabelSelector> LabelSelector::parse(std::string_view text) {
           r.values.push_back(v);
           if (lx.eat(",")) continue;
           if (lx.eat(")")) break;
-          return selectorError(text, "found '" + std::string(text.substr(lx.i, 1)) + "', expected: ',', ')' or identifier");
+          return selectorError(
+              text, "found '" + std::string(text.substr(lx.i, 1)) + "', expected: ',', ')' or identifier");
         }
         if (r.values.empty() || (r.values.size() == 1 && r.values[0].empty() && false))
           return selectorError(text, "for 'in', 'notin' operators, values set can't be empty");
@@ -117,9 +120,55 @@ Result<LabelSelector> LabelSelector::parse(std::string_view text) {
     }
     sel.reqs_.push_back(std::move(r));
     if (lx.done()) break;
-    if (!lx.eat(",")) return selectorError(text, "found '" + std::string(text.substr(lx.i, 1)) + "', expected: ',' or 'end of string'");
+    if (!lx.eat(","))
+      return selectorError(
+          text, "found '" + std::string(text.substr(lx.i, 1)) + "', expected: ',' or 'end of string'");
   }
   return sel;
+}
+
+Result<LabelSelector> LabelSelector::fromJson(const json::Value& selector) {
+  LabelSelector sel;
+  if (!selector.IsObject()) return ApiError::badRequest("a label selector must be an object");
+  if (const json::Value* ml = json::find(selector, "matchLabels"); ml && ml->IsObject())
+    for (auto& kv : ml->GetObject())
+      sel.reqs_.push_back({std::string(json::view(kv.name)),
+                           LabelRequirement::Op::Equals,
+                           {std::string(json::view(kv.value))}});
+  if (const json::Value* me = json::find(selector, "matchExpressions"); me && me->IsArray())
+    for (auto& e : me->GetArray()) {
+      LabelRequirement r;
+      r.key = json::getString(e, "key");
+      std::string_view op = json::getString(e, "operator");
+      if (op == "In")
+        r.op = LabelRequirement::Op::In;
+      else if (op == "NotIn")
+        r.op = LabelRequirement::Op::NotIn;
+      else if (op == "Exists")
+        r.op = LabelRequirement::Op::Exists;
+      else if (op == "DoesNotExist")
+        r.op = LabelRequirement::Op::DoesNotExist;
+      else
+        return ApiError::badRequest("\"" + std::string(op) + "\" is not a valid label selector operator");
+      if (const json::Value* vs = json::find(e, "values"); vs && vs->IsArray())
+        for (auto& v : vs->GetArray()) r.values.emplace_back(json::view(v));
+      bool needsValues = r.op == LabelRequirement::Op::In || r.op == LabelRequirement::Op::NotIn;
+      if (needsValues == r.values.empty())
+        return ApiError::badRequest("label selector operator " + std::string(op) +
+                                    (needsValues ? " needs values" : " takes no values"));
+      sel.reqs_.push_back(std::move(r));
+    }
+  return sel;
+}
+
+bool LabelSelector::matchesLabels(const json::Value* labels) const {
+  storage::StringPairs pairs;
+  if (labels && labels->IsObject())
+    for (auto& kv : labels->GetObject())
+      if (kv.value.IsString())
+        pairs.emplace_back(std::string(json::view(kv.name)), std::string(json::view(kv.value)));
+  std::sort(pairs.begin(), pairs.end());
+  return matches(pairs);
 }
 
 bool LabelSelector::matches(const storage::StringPairs& labels) const {
@@ -212,8 +261,8 @@ Result<FieldSelector> FieldSelector::parse(std::string_view text, const std::vec
       }
     }
     if (pos == std::string::npos)
-      return ApiError::badRequest("invalid selector: '" + std::string(text) +
-                                  "'; can't understand '" + t + "'");
+      return ApiError::badRequest("invalid selector: '" + std::string(text) + "'; can't understand '" + t +
+                                  "'");
     r.field = unescape(std::string_view(t).substr(0, pos));
     while (!r.field.empty() && r.field.back() == ' ') r.field.pop_back();
     while (!r.field.empty() && r.field.front() == ' ') r.field.erase(0, 1);
@@ -230,9 +279,12 @@ Result<FieldSelector> FieldSelector::parse(std::string_view text, const std::vec
 bool FieldSelector::matches(const storage::CachedObject& obj) const {
   for (const auto& r : reqs_) {
     const std::string* have = nullptr;
-    if (r.field == "metadata.name") have = &obj.name;
-    else if (r.field == "metadata.namespace") have = &obj.ns;
-    else have = obj.field(r.field);
+    if (r.field == "metadata.name")
+      have = &obj.name;
+    else if (r.field == "metadata.namespace")
+      have = &obj.ns;
+    else
+      have = obj.field(r.field);
     std::string_view v = have ? std::string_view(*have) : std::string_view();
     if (r.equals ? v != r.value : v == r.value) return false;
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/api_error.h"
+#include "common/json.h"
 #include "storage/watch_cache.h"
 
 namespace shepherd::apis {
@@ -21,8 +22,13 @@ class LabelSelector {
  public:
   // Parses "a=b,c!=d,e in (f,g),!h". Errors are 400 BadRequest.
   static Result<LabelSelector> parse(std::string_view text);
+  // A metav1.LabelSelector object ({matchLabels, matchExpressions}); errors are 400.
+  // An empty object selects everything (callers treat an absent selector as nothing).
+  static Result<LabelSelector> fromJson(const json::Value& selector);
   bool empty() const { return reqs_.empty(); }
   bool matches(const storage::StringPairs& labels) const;
+  // The same, for an object's metadata.labels map (absent: no labels).
+  bool matchesLabels(const json::Value* labels) const;
   const std::vector<LabelRequirement>& requirements() const { return reqs_; }
 
  private:

@@ -4,6 +4,14 @@
 
 namespace shepherd::client {
 
+InformerOptions allObjects(const std::string& group, const std::string& version, const std::string& plural) {
+  InformerOptions o;
+  o.group = group;
+  o.version = version;
+  o.plural = plural;
+  return o;
+}
+
 Informer& SharedInformers::get(const InformerOptions& opts) {
   std::string key = opts.group + "/" + opts.version + "/" + opts.plural + "|" + opts.ns + "|" +
                     opts.label_selector + "|" + opts.field_selector;

@@ -12,6 +12,9 @@
 
 namespace shepherd::client {
 
+// Options for every object of a resource (no namespace, no selectors).
+InformerOptions allObjects(const std::string& group, const std::string& version, const std::string& plural);
+
 // Thread-safety: get() and start() from one thread during set-up; waitForSync() and
 // stop() from any thread afterwards.
 class SharedInformers {

@@ -1,6 +1,6 @@
 // shepherd-controller-manager: the level-triggered controllers that keep the cluster's
-// objects consistent (garbage collection, namespace lifecycle, ServiceAccounts, the root CA
-// ConfigMap), run while this process holds the kube-controller-manager lease.
+// objects consistent (garbage collection, namespace lifecycle, ReplicaSets, ServiceAccounts,
+// the root CA ConfigMap), run while this process holds the kube-controller-manager lease.
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "client/discovery.h"
+#include "client/event_recorder.h"
 #include "client/leader_election.h"
 #include "client/shared_informers.h"
 #include "common/flags.h"
@@ -19,6 +20,7 @@
 #include "common/signals.h"
 #include "controllers/garbagecollector/garbage_collector.h"
 #include "controllers/namespace/namespace_controller.h"
+#include "controllers/replicaset/replica_set_controller.h"
 #include "controllers/serviceaccount/root_ca_publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
 #include "handlers/http/health_endpoint.h"
@@ -55,11 +57,10 @@ int main(int argc, char** argv) {
   flags.define("kubeconfig", "",
                "Path to a kubeconfig with the API server's address and credentials (required).");
   flags.define("controllers", "*",
-               "Controllers to run: '*' for all (garbagecollector, namespace, serviceaccount, "
-               "root-ca-cert-publisher), "
-               "'name' to "
-               "add one, '-name' to leave one out.");
+               "Controllers to run: '*' for all (garbagecollector, namespace, replicaset, serviceaccount, "
+               "root-ca-cert-publisher), 'name' to add one, '-name' to leave one out.");
   flags.define("concurrent-gc-syncs", "5", "Objects the garbage collector checks at once.");
+  flags.define("concurrent-replicaset-syncs", "5", "ReplicaSets synced at once.");
   flags.define("root-ca-file", "",
                "The cluster CA certificate published as ConfigMap kube-root-ca.crt in every namespace; when "
                "neither it nor FILE.key exists, a placeholder CA is generated there.");
@@ -81,7 +82,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   cfg->user_agent = "shepherd-controller-manager/v0.1";
-  const std::set<std::string> all = {"garbagecollector", "namespace", "serviceaccount",
+  const std::set<std::string> all = {"garbagecollector", "namespace", "replicaset", "serviceaccount",
                                      "root-ca-cert-publisher"};
   std::set<std::string> enabled = enabledControllers(flags.get("controllers"), all);
   for (auto& c : enabled)
@@ -121,6 +122,11 @@ int main(int argc, char** argv) {
     LOG_INFO("controller-manager: garbage collector monitors " << gc->monitored() << " resources");
     running.emplace_back(std::move(gc), std::max(1, flags.getInt("concurrent-gc-syncs")));
   }
+  client::EventRecorder replicasetEvents(rest, "replicaset-controller");
+  if (enabled.count("replicaset"))
+    running.emplace_back(
+        std::make_unique<controllers::ReplicaSetController>(rest, informers, replicasetEvents),
+        std::max(1, flags.getInt("concurrent-replicaset-syncs")));
   if (enabled.count("namespace"))
     running.emplace_back(std::make_unique<controllers::NamespaceController>(rest, informers),
                          std::max(1, flags.getInt("concurrent-namespace-syncs")));

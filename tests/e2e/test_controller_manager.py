@@ -337,3 +337,120 @@ def test_one_leader_and_takeover(cluster, tmp_path_factory):
                  lambda: get(api, "/api/v1/namespaces/%s/serviceaccounts/default" % ns))
     finally:
         assert second.stop() == 0, second.log_tail()
+
+
+# --------------------------------------------------------------------------- ReplicaSet controller
+
+
+def rs_body(name, replicas, labels=None, min_ready=0):
+    labels = labels or {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "minReadySeconds": min_ready, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": dict(labels, extra="x")},
+                                  "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
+
+
+def rs_path(ns, name=""):
+    return "/apis/apps/v1/namespaces/%s/replicasets%s" % (ns, "/" + name if name else "")
+
+
+def pods_of(api, ns, selector):
+    _, _, lst = api.get("/api/v1/namespaces/%s/pods?labelSelector=%s" % (ns, selector))
+    return [p for p in lst["items"] if not p["metadata"].get("deletionTimestamp")]
+
+
+def make_ready(api, ns, pod, node=None, since=None):
+    name = pod["metadata"]["name"]
+    if node:
+        st, _, body = api.post("/api/v1/namespaces/%s/pods/%s/binding" % (ns, name),
+                               {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+                                "target": {"kind": "Node", "name": node}})
+        assert st == 201, body
+    ts = since or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    st, _, body = api.patch("/api/v1/namespaces/%s/pods/%s/status" % (ns, name), {"status": {
+        "phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": ts}]}})
+    assert st == 200, body
+
+
+def rs_status(api, ns, name):
+    return (get(api, rs_path(ns, name)) or {}).get("status", {})
+
+
+def test_replicaset_creates_scales_and_reports(cluster):
+    api = cluster[0].api
+    ns = new_namespace(api)
+    st, _, rs = api.post(rs_path(ns), rs_body("web", 3, min_ready=2))
+    assert st == 201, rs
+    pods = wait_for("3 pods", lambda: (lambda p: p if len(p) == 3 else None)(pods_of(api, ns, "app%3Dweb")))
+    for p in pods:
+        assert p["metadata"]["name"].startswith("web-")
+        ref = p["metadata"]["ownerReferences"][0]
+        assert ref == {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": rs["metadata"]["uid"],
+                       "controller": True, "blockOwnerDeletion": True}, ref
+        assert p["metadata"]["labels"] == {"app": "web", "extra": "x"}
+    wait_for("status replicas 3", lambda: rs_status(api, ns, "web").get("replicas") == 3 and
+             rs_status(api, ns, "web").get("observedGeneration") == 1)
+    assert rs_status(api, ns, "web")["fullyLabeledReplicas"] == 3
+    # Ready pods count at once; available only after minReadySeconds.
+    make_ready(api, ns, pods[0], node="n1")
+    wait_for("readyReplicas 1", lambda: rs_status(api, ns, "web").get("readyReplicas") == 1)
+    assert rs_status(api, ns, "web").get("availableReplicas", 0) == 0
+    wait_for("availableReplicas 1", lambda: rs_status(api, ns, "web").get("availableReplicas") == 1, timeout=10)
+    # Nothing extra appears while it is settled.
+    time.sleep(1)
+    assert len(pods_of(api, ns, "app%3Dweb")) == 3
+    # Scale down through the scale subresource: the unassigned, not-ready pods go first.
+    st, _, body = api.patch(rs_path(ns, "web") + "/scale", {"spec": {"replicas": 1}})
+    assert st == 200, body
+    left = wait_for("1 pod", lambda: (lambda p: p if len(p) == 1 else None)(pods_of(api, ns, "app%3Dweb")))
+    assert left[0]["metadata"]["name"] == pods[0]["metadata"]["name"]
+    wait_for("status replicas 1", lambda: rs_status(api, ns, "web").get("replicas") == 1 and
+             rs_status(api, ns, "web").get("observedGeneration") == 2)
+    _, _, evs = api.get("/api/v1/namespaces/%s/events?fieldSelector=involvedObject.name%%3Dweb" % ns)
+    reasons = [e["reason"] for e in evs["items"]]
+    assert reasons.count("SuccessfulCreate") == 3 and reasons.count("SuccessfulDelete") == 2, reasons
+    # Deleting the ReplicaSet lets the garbage collector remove its pods.
+    delete(api, rs_path(ns, "web"))
+    wait_for("pods collected", lambda: pods_of(api, ns, "app%3Dweb") == [])
+
+
+def test_replicaset_adopts_releases_and_replaces(cluster):
+    api = cluster[0].api
+    ns = new_namespace(api)
+    st, _, orphan = api.post("/api/v1/namespaces/%s/pods" % ns, {
+        "metadata": {"name": "orphan", "labels": {"app": "db"}},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    assert st == 201, orphan
+    st, _, rs = api.post(rs_path(ns), rs_body("db", 2))
+    assert st == 201, rs
+    pods = wait_for("2 pods", lambda: (lambda p: p if len(p) == 2 else None)(pods_of(api, ns, "app%3Ddb")))
+    adopted = [p for p in pods if p["metadata"]["name"] == "orphan"]
+    assert adopted and adopted[0]["metadata"]["ownerReferences"][0]["uid"] == rs["metadata"]["uid"], pods
+    # A pod relabelled out of the selector is released and replaced.
+    st, _, _ = api.patch("/api/v1/namespaces/%s/pods/orphan" % ns, {"metadata": {"labels": {"app": "other"}}})
+    assert st == 200
+    released = wait_for("released", lambda: (lambda p: p if p and not p["metadata"].get("ownerReferences") else None)(
+        get(api, "/api/v1/namespaces/%s/pods/orphan" % ns)))
+    assert released["metadata"]["labels"] == {"app": "other"}
+    wait_for("a replacement", lambda: len(pods_of(api, ns, "app%3Ddb")) == 2)
+    # A failed pod is replaced; it is not counted.
+    victim = pods_of(api, ns, "app%3Ddb")[0]
+    st, _, _ = api.patch("/api/v1/namespaces/%s/pods/%s/status" % (ns, victim["metadata"]["name"]),
+                         {"status": {"phase": "Failed"}})
+    assert st == 200
+    wait_for("2 active pods again", lambda: len([p for p in pods_of(api, ns, "app%3Ddb")
+                                                 if p.get("status", {}).get("phase") != "Failed"]) == 2)
+
+
+def test_replicaset_burst_makes_exactly_replicas(cluster):
+    api = cluster[0].api
+    ns = new_namespace(api)
+    st, _, rs = api.post(rs_path(ns), rs_body("many", 60))
+    assert st == 201, rs
+    wait_for("60 pods", lambda: len(pods_of(api, ns, "app%3Dmany")) >= 60, timeout=60)
+    time.sleep(2)
+    assert len(pods_of(api, ns, "app%3Dmany")) == 60
+    wait_for("status replicas 60", lambda: rs_status(api, ns, "many").get("replicas") == 60)
+    st, _, _ = api.patch(rs_path(ns, "many") + "/scale", {"spec": {"replicas": 0}})
+    assert st == 200
+    wait_for("no pods", lambda: pods_of(api, ns, "app%3Dmany") == [], timeout=60)

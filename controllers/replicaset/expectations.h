@@ -1,0 +1,39 @@
+// ControllerExpectations, as upstream's: after a controller asks for N creations and some
+// deletions of a key's pods it does not act on that key again until its informer has seen
+// them (or five minutes have passed), so a cache that is behind never causes extra pods.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+namespace shepherd::controllers {
+
+// Thread-safety: every method may be called from any thread.
+class Expectations {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit Expectations(Clock::duration ttl = std::chrono::minutes(5)) : ttl_(ttl) {}
+
+  bool satisfied(const std::string& key);
+  void expectCreations(const std::string& key, int n);
+  void expectDeletions(const std::string& key, const std::set<std::string>& pod_keys);
+  void creationObserved(const std::string& key);
+  // A pod deletion seen (or a deletion request that failed): counts once per pod key.
+  void deletionObserved(const std::string& key, const std::string& pod_key);
+  void remove(const std::string& key);
+
+ private:
+  struct Entry {
+    int adds = 0;
+    std::set<std::string> deletes;
+    Clock::time_point at;
+  };
+  Clock::duration ttl_;
+  std::mutex mu_;
+  std::map<std::string, Entry> entries_;
+};
+
+}  // namespace shepherd::controllers

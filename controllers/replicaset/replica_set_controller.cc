@@ -1,0 +1,393 @@
+#include "controllers/replicaset/replica_set_controller.h"
+
+#include <algorithm>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "controllers/replicaset/pod_state.h"
+
+namespace shepherd::controllers {
+
+namespace {
+
+const char* const kNamespaceIndex = "namespace";
+constexpr const char* kApiVersion = "apps/v1";
+constexpr const char* kKind = "ReplicaSet";
+
+std::string nameOf(const json::Value& obj) {
+  return std::string(json::getStringPath(obj, {"metadata", "name"}));
+}
+std::string namespaceOf(const json::Value& obj) {
+  return std::string(json::getStringPath(obj, {"metadata", "namespace"}));
+}
+std::string uidOf(const json::Value& obj) {
+  return std::string(json::getStringPath(obj, {"metadata", "uid"}));
+}
+std::string podsPath(const std::string& ns) {
+  return "/api/v1/namespaces/" + client::urlEncode(ns) + "/pods";
+}
+std::string rsPath(const std::string& ns, const std::string& name) {
+  return "/apis/apps/v1/namespaces/" + client::urlEncode(ns) + "/replicasets/" + client::urlEncode(name);
+}
+
+Result<apis::LabelSelector> selectorOf(const json::Value& rs) {
+  const json::Value* sel = json::findPath(rs, {"spec", "selector"});
+  if (!sel) return ApiError::badRequest("spec.selector is missing");
+  return apis::LabelSelector::fromJson(*sel);
+}
+
+int64_t replicasOf(const json::Value& rs) {
+  const json::Value* spec = json::find(rs, "spec");
+  return spec ? json::getInt(*spec, "replicas").value_or(1) : 1;
+}
+
+int64_t minReadySecondsOf(const json::Value& rs) {
+  const json::Value* spec = json::find(rs, "spec");
+  return spec ? json::getInt(*spec, "minReadySeconds").value_or(0) : 0;
+}
+
+// A merge patch of metadata.ownerReferences to `refs`, guarded by the pod's resourceVersion.
+std::string ownerRefsPatch(const json::Value& pod, json::Value refs, json::Document& doc) {
+  auto& a = doc.GetAllocator();
+  doc.SetObject();
+  json::Value& md = json::ensureObject(doc, "metadata", a);
+  if (refs.Empty())
+    json::set(md, "ownerReferences", json::Value(rapidjson::kNullType), a);
+  else
+    json::set(md, "ownerReferences", std::move(refs), a);
+  json::setString(md, "resourceVersion", json::getStringPath(pod, {"metadata", "resourceVersion"}), a);
+  return json::serialize(doc);
+}
+
+}  // namespace
+
+ReplicaSetController::ReplicaSetController(client::RestClient& c, client::SharedInformers& informers,
+                                           client::EventRecorder& events)
+    : Controller("replicaset"),
+      client_(c),
+      replicasets_(informers.get(client::allObjects("apps", "v1", "replicasets"))),
+      pods_(informers.get(client::allObjects("", "v1", "pods"))),
+      events_(events) {
+  pods_.addIndex(kNamespaceIndex,
+                 [](const json::Value& o) { return std::vector<std::string>{namespaceOf(o)}; });
+  client::EventHandlers rh;
+  rh.on_add = [this](const client::Object& o) { queue_.add(client::objectKey(*o)); };
+  rh.on_update = [this](const client::Object&, const client::Object& o) {
+    queue_.add(client::objectKey(*o));
+  };
+  rh.on_delete = [this](const client::Object& o) { expectations_.remove(client::objectKey(*o)); };
+  replicasets_.addHandlers(std::move(rh));
+  client::EventHandlers ph;
+  ph.on_add = [this](const client::Object& o) { onPodAdd(o); };
+  ph.on_update = [this](const client::Object& old, const client::Object& o) { onPodUpdate(old, o); };
+  ph.on_delete = [this](const client::Object& o) { onPodDelete(o); };
+  pods_.addHandlers(std::move(ph));
+}
+
+std::string ReplicaSetController::ownerKey(const json::Value& pod) const {
+  const json::Value* ref = controllerRef(pod);
+  if (!ref || json::getString(*ref, "kind") != kKind) return "";
+  std::string_view api = json::getString(*ref, "apiVersion");
+  if (api.substr(0, 5) != "apps/") return "";
+  std::string key = namespaceOf(pod) + "/" + std::string(json::getString(*ref, "name"));
+  client::Object rs = replicasets_.get(key);
+  if (!rs || uidOf(*rs) != json::getString(*ref, "uid")) return "";
+  return key;
+}
+
+void ReplicaSetController::enqueueMatching(const json::Value& pod) {
+  std::string ns = namespaceOf(pod);
+  const json::Value* labels = json::findPath(pod, {"metadata", "labels"});
+  for (auto& rs : replicasets_.list()) {
+    if (namespaceOf(*rs) != ns) continue;
+    auto sel = selectorOf(*rs);
+    if (sel && !sel->empty() && sel->matchesLabels(labels)) queue_.add(client::objectKey(*rs));
+  }
+}
+
+void ReplicaSetController::onPodAdd(const client::Object& pod) {
+  if (json::findPath(*pod, {"metadata", "deletionTimestamp"})) {
+    onPodDelete(pod);  // seen for the first time already on its way out (e.g. after a restart)
+    return;
+  }
+  if (controllerRef(*pod)) {
+    std::string key = ownerKey(*pod);
+    if (key.empty()) return;
+    expectations_.creationObserved(key);
+    queue_.add(key);
+    return;
+  }
+  enqueueMatching(*pod);  // an orphan: whoever selects it may adopt it
+}
+
+void ReplicaSetController::onPodUpdate(const client::Object& old_pod, const client::Object& pod) {
+  if (json::getStringPath(*old_pod, {"metadata", "resourceVersion"}) ==
+      json::getStringPath(*pod, {"metadata", "resourceVersion"}))
+    return;  // a relist: nothing changed
+  bool nowDeleting = json::findPath(*pod, {"metadata", "deletionTimestamp"}) &&
+                     !json::findPath(*old_pod, {"metadata", "deletionTimestamp"});
+  std::string oldKey = ownerKey(*old_pod), key = ownerKey(*pod);
+  if (nowDeleting) {
+    // A graceful deletion counts as the deletion we expected (upstream does the same).
+    if (!key.empty()) expectations_.deletionObserved(key, client::objectKey(*pod));
+    if (!oldKey.empty() && oldKey != key) expectations_.deletionObserved(oldKey, client::objectKey(*pod));
+  }
+  if (!oldKey.empty() && oldKey != key) queue_.add(oldKey);
+  if (!key.empty()) {
+    queue_.add(key);
+    // A pod that just became ready counts as available only after minReadySeconds.
+    client::Object rs = replicasets_.get(key);
+    int64_t mrs = rs ? minReadySecondsOf(*rs) : 0;
+    if (mrs > 0 && podReady(*pod) && !podReady(*old_pod)) queue_.addAfter(key, std::chrono::seconds(mrs + 1));
+    return;
+  }
+  const json::Value* oldLabels = json::findPath(*old_pod, {"metadata", "labels"});
+  const json::Value* labels = json::findPath(*pod, {"metadata", "labels"});
+  bool labelsChanged = (oldLabels == nullptr) != (labels == nullptr) || (labels && *labels != *oldLabels);
+  if (labelsChanged || !oldKey.empty()) enqueueMatching(*pod);
+}
+
+void ReplicaSetController::onPodDelete(const client::Object& pod) {
+  std::string key = ownerKey(*pod);
+  if (key.empty()) return;
+  expectations_.deletionObserved(key, client::objectKey(*pod));
+  queue_.add(key);
+}
+
+Result<std::vector<client::Object>> ReplicaSetController::claimPods(const json::Value& rs,
+                                                                    const apis::LabelSelector& selector) {
+  std::vector<client::Object> claimed;
+  std::string uid = uidOf(rs), ns = namespaceOf(rs);
+  bool rsDeleting = json::findPath(rs, {"metadata", "deletionTimestamp"}) != nullptr;
+  std::optional<bool> canAdopt;  // checked against the live object once, on first need
+  Status firstError = okStatus();
+  for (auto& pod : pods_.byIndex(kNamespaceIndex, ns)) {
+    if (!podActive(*pod)) continue;
+    const json::Value* labels = json::findPath(*pod, {"metadata", "labels"});
+    bool matches = !selector.empty() && selector.matchesLabels(labels);
+    const json::Value* ref = controllerRef(*pod);
+    std::string path = podsPath(ns) + "/" + client::urlEncode(nameOf(*pod));
+    if (ref) {
+      if (json::getString(*ref, "uid") != uid) continue;  // someone else's
+      if (matches) {
+        claimed.push_back(pod);
+        continue;
+      }
+      if (rsDeleting) continue;
+      // Ours but no longer selected: release it.
+      json::Document doc;
+      json::Value refs(rapidjson::kArrayType);
+      for (auto& r : json::findPath(*pod, {"metadata", "ownerReferences"})->GetArray())
+        if (json::getString(r, "uid") != uid)
+          refs.PushBack(json::Value(r, doc.GetAllocator()), doc.GetAllocator());
+      auto r =
+          client_.patch(path, ownerRefsPatch(*pod, std::move(refs), doc), "application/merge-patch+json");
+      if (!r && r.error().code != 404 && firstError) firstError = r.error();
+      continue;
+    }
+    if (!matches || rsDeleting) continue;
+    if (!canAdopt) {
+      auto fresh = client_.get(rsPath(ns, nameOf(rs)));
+      canAdopt = fresh && uidOf(*fresh) == uid && !json::findPath(*fresh, {"metadata", "deletionTimestamp"});
+    }
+    if (!*canAdopt) continue;
+    json::Document doc;
+    auto& a = doc.GetAllocator();
+    json::Value refs(rapidjson::kArrayType);
+    if (const json::Value* old = json::findPath(*pod, {"metadata", "ownerReferences"}); old && old->IsArray())
+      for (auto& r : old->GetArray()) refs.PushBack(json::Value(r, a), a);
+    json::Value mine(rapidjson::kObjectType);
+    json::setString(mine, "apiVersion", kApiVersion, a);
+    json::setString(mine, "kind", kKind, a);
+    json::setString(mine, "name", nameOf(rs), a);
+    json::setString(mine, "uid", uid, a);
+    json::set(mine, "controller", json::Value(true), a);
+    json::set(mine, "blockOwnerDeletion", json::Value(true), a);
+    refs.PushBack(std::move(mine), a);
+    auto r = client_.patch(path, ownerRefsPatch(*pod, std::move(refs), doc), "application/merge-patch+json");
+    if (r) {
+      claimed.push_back(std::make_shared<const json::Document>(std::move(r.value())));
+    } else if (r.error().code != 404 && firstError) {
+      firstError = r.error();
+    }
+  }
+  if (!firstError) return firstError.error();
+  return claimed;
+}
+
+Status ReplicaSetController::createPods(const json::Value& rs, const std::string& key, int n) {
+  const json::Value* tmpl = json::findPath(rs, {"spec", "template"});
+  json::Document pod;
+  pod.SetObject();
+  auto& a = pod.GetAllocator();
+  json::setString(pod, "apiVersion", "v1", a);
+  json::setString(pod, "kind", "Pod", a);
+  json::Value& md = json::ensureObject(pod, "metadata", a);
+  json::setString(md, "generateName", nameOf(rs) + "-", a);
+  for (const char* f : {"labels", "annotations", "finalizers"})
+    if (const json::Value* v = tmpl ? json::findPath(*tmpl, {"metadata", f}) : nullptr)
+      json::set(md, f, json::Value(*v, a), a);
+  json::Value refs(rapidjson::kArrayType);
+  json::Value mine(rapidjson::kObjectType);
+  json::setString(mine, "apiVersion", kApiVersion, a);
+  json::setString(mine, "kind", kKind, a);
+  json::setString(mine, "name", nameOf(rs), a);
+  json::setString(mine, "uid", uidOf(rs), a);
+  json::set(mine, "controller", json::Value(true), a);
+  json::set(mine, "blockOwnerDeletion", json::Value(true), a);
+  refs.PushBack(std::move(mine), a);
+  json::set(md, "ownerReferences", std::move(refs), a);
+  if (const json::Value* spec = tmpl ? json::find(*tmpl, "spec") : nullptr)
+    json::set(pod, "spec", json::Value(*spec, a), a);
+  std::string body = json::serialize(pod);
+  std::string path = podsPath(namespaceOf(rs));
+  expectations_.expectCreations(key, n);
+  // Slow start: batches of 1, 2, 4, ...; a batch with a failure ends the attempt, so a
+  // quota or a bad template costs one failed request rather than n.
+  int created = 0, batch = 1;
+  while (created < n) {
+    int size = std::min(batch, n - created);
+    for (int i = 0; i < size; ++i) {
+      auto r = client_.post(path, body);
+      if (!r) {
+        // This one and the ones never tried will not be observed.
+        for (int k = created + i; k < n; ++k) expectations_.creationObserved(key);
+        // A terminating namespace refuses new pods: nothing to report.
+        if (r.error().code == 403 && r.error().message.find("being terminated") != std::string::npos)
+          return okStatus();
+        events_.event(rs, kApiVersion, kKind, "Warning", "FailedCreate",
+                      "Error creating: " + r.error().message);
+        return r.error();
+      }
+      events_.event(rs, kApiVersion, kKind, "Normal", "SuccessfulCreate", "Created pod: " + nameOf(*r));
+    }
+    created += size;
+    batch *= 2;
+  }
+  return okStatus();
+}
+
+Status ReplicaSetController::manageReplicas(const json::Value& rs, const std::string& key,
+                                            const std::vector<client::Object>& pods) {
+  int64_t diff = static_cast<int64_t>(pods.size()) - replicasOf(rs);
+  if (diff < 0) return createPods(rs, key, static_cast<int>(std::min<int64_t>(-diff, kBurstReplicas)));
+  if (diff == 0) return okStatus();
+  std::vector<client::Object> victims = pods;
+  sortForDeletion(victims);
+  victims.resize(static_cast<size_t>(std::min<int64_t>(diff, kBurstReplicas)));
+  std::set<std::string> keys;
+  for (auto& p : victims) keys.insert(client::objectKey(*p));
+  expectations_.expectDeletions(key, keys);
+  Status firstError = okStatus();
+  for (auto& p : victims) {
+    auto r = client_.request(
+        "DELETE", podsPath(namespaceOf(*p)) + "/" + client::urlEncode(nameOf(*p)),
+        R"({"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"uid":")" + uidOf(*p) + "\"}}",
+        "application/json");
+    bool ok = r && (r->status < 300 || r->status == 404);
+    if (ok && r->status < 300)
+      events_.event(rs, kApiVersion, kKind, "Normal", "SuccessfulDelete", "Deleted pod: " + nameOf(*p));
+    if (!ok || r->status == 404) expectations_.deletionObserved(key, client::objectKey(*p));
+    if (!ok && firstError) {
+      std::string why = r ? "status " + std::to_string(r->status) : r.error().message;
+      events_.event(rs, kApiVersion, kKind, "Warning", "FailedDelete", "Error deleting: " + why);
+      firstError = ApiError::internal("deleting pod " + nameOf(*p) + ": " + why);
+    }
+  }
+  return firstError;
+}
+
+Status ReplicaSetController::updateStatus(const json::Value& rs, const std::vector<client::Object>& pods,
+                                          const Status& manage_error) {
+  auto now = clock::now();
+  int64_t mrs = minReadySecondsOf(rs);
+  const json::Value* tmplLabels = json::findPath(rs, {"spec", "template", "metadata", "labels"});
+  int64_t fully = 0, ready = 0, available = 0;
+  for (auto& p : pods) {
+    const json::Value* labels = json::findPath(*p, {"metadata", "labels"});
+    bool all = true;
+    if (tmplLabels && tmplLabels->IsObject())
+      for (auto& kv : tmplLabels->GetObject()) {
+        const json::Value* have = labels ? json::find(*labels, json::view(kv.name)) : nullptr;
+        if (!have || *have != kv.value) all = false;
+      }
+    if (all) ++fully;
+    if (podReady(*p)) ++ready;
+    if (podAvailable(*p, mrs, now)) ++available;
+  }
+  json::Document doc;
+  doc.CopyFrom(rs, doc.GetAllocator());
+  auto& a = doc.GetAllocator();
+  json::Value& st = json::ensureObject(doc, "status", a);
+  json::Document before;
+  before.CopyFrom(st, before.GetAllocator());
+  json::set(st, "replicas", json::Value(static_cast<int64_t>(pods.size())), a);
+  json::set(st, "fullyLabeledReplicas", json::Value(fully), a);
+  json::set(st, "readyReplicas", json::Value(ready), a);
+  json::set(st, "availableReplicas", json::Value(available), a);
+  json::set(st, "observedGeneration",
+            json::Value(json::getInt(*json::find(rs, "metadata"), "generation").value_or(1)), a);
+  // ReplicaFailure while creating or deleting fails; gone once it works again.
+  json::Value conds(rapidjson::kArrayType);
+  bool had = false;
+  if (const json::Value* old = json::find(st, "conditions"); old && old->IsArray())
+    for (auto& c : old->GetArray()) {
+      if (json::getString(c, "type") == "ReplicaFailure") {
+        had = true;
+        if (manage_error) continue;
+      }
+      conds.PushBack(json::Value(c, a), a);
+    }
+  if (!manage_error && !had) {
+    json::Value c(rapidjson::kObjectType);
+    json::setString(c, "type", "ReplicaFailure", a);
+    json::setString(c, "status", "True", a);
+    json::setString(c, "lastTransitionTime", clock::rfc3339(now), a);
+    bool creating = static_cast<int64_t>(pods.size()) < replicasOf(rs);
+    json::setString(c, "reason", creating ? "FailedCreate" : "FailedDelete", a);
+    json::setString(c, "message", manage_error.error().message, a);
+    conds.PushBack(std::move(c), a);
+  }
+  if (conds.Empty())
+    json::remove(st, "conditions");
+  else
+    json::set(st, "conditions", std::move(conds), a);
+  if (st == before) return okStatus();
+  auto r = client_.put(rsPath(namespaceOf(rs), nameOf(rs)) + "/status", json::serialize(doc));
+  if (!r && r.error().code != 404) return r.error();
+  return okStatus();
+}
+
+Result<SyncResult> ReplicaSetController::sync(const std::string& key) {
+  client::Object rs = replicasets_.get(key);
+  if (!rs) {
+    expectations_.remove(key);
+    return SyncResult{};
+  }
+  auto selector = selectorOf(*rs);
+  if (!selector) {
+    LOG_WARN("replicaset controller: " << key << ": " << selector.error().message);
+    return SyncResult{};  // invalid objects are not retried; an update queues it again
+  }
+  bool needsSync = expectations_.satisfied(key) && !json::findPath(*rs, {"metadata", "deletionTimestamp"});
+  auto pods = claimPods(*rs, *selector);
+  if (!pods) return pods.error();
+  Status manageError = okStatus();
+  if (needsSync) manageError = manageReplicas(*rs, key, *pods);
+  if (auto st = updateStatus(*rs, *pods, manageError); !st) return st.error();
+  if (!manageError) return manageError.error();
+  // Pods ready but not yet available: look again once minReadySeconds have passed.
+  int64_t mrs = minReadySecondsOf(*rs);
+  if (mrs > 0) {
+    int64_t ready = 0, available = 0;
+    auto now = clock::now();
+    for (auto& p : *pods) {
+      ready += podReady(*p);
+      available += podAvailable(*p, mrs, now);
+    }
+    if (ready != available) return SyncResult{std::chrono::seconds(mrs)};
+  }
+  return SyncResult{};
+}
+
+}  // namespace shepherd::controllers

@@ -1,0 +1,49 @@
+// ReplicaSet controller, as upstream's: keeps spec.replicas active pods for each
+// ReplicaSet — creates missing ones from the template in slow-start batches (1, 2, 4, ...),
+// deletes surplus ones in upstream's preference order, adopts orphan pods its selector
+// matches and releases pods that stop matching — guarded by expectations so a lagging
+// cache never causes extra pods, and reports status (replicas, fullyLabeledReplicas,
+// readyReplicas, availableReplicas with minReadySeconds, observedGeneration, ReplicaFailure).
+#pragma once
+
+#include "apis/selectors.h"
+#include "client/event_recorder.h"
+#include "client/shared_informers.h"
+#include "controllers/manager/controller.h"
+#include "controllers/replicaset/expectations.h"
+
+namespace shepherd::controllers {
+
+// Thread-safety: as Controller; handlers only read caches, note expectations and queue.
+class ReplicaSetController : public Controller {
+ public:
+  // At most this many creations or deletions per sync (upstream's burstReplicas).
+  static constexpr int kBurstReplicas = 500;
+  ReplicaSetController(client::RestClient& c, client::SharedInformers& informers,
+                       client::EventRecorder& events);
+
+ protected:
+  Result<SyncResult> sync(const std::string& key) override;
+
+ private:
+  void onPodAdd(const client::Object& pod);
+  void onPodUpdate(const client::Object& old_pod, const client::Object& pod);
+  void onPodDelete(const client::Object& pod);
+  // The ReplicaSet key a pod's controllerRef names, if it is one of ours.
+  std::string ownerKey(const json::Value& pod) const;
+  void enqueueMatching(const json::Value& pod);
+  Result<std::vector<client::Object>> claimPods(const json::Value& rs, const apis::LabelSelector& selector);
+  Status manageReplicas(const json::Value& rs, const std::string& key,
+                        const std::vector<client::Object>& pods);
+  Status createPods(const json::Value& rs, const std::string& key, int n);
+  Status updateStatus(const json::Value& rs, const std::vector<client::Object>& pods,
+                      const Status& manage_error);
+
+  client::RestClient& client_;
+  client::Informer& replicasets_;
+  client::Informer& pods_;
+  client::EventRecorder& events_;
+  Expectations expectations_;
+};
+
+}  // namespace shepherd::controllers
