@@ -13,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "apis/kinds/podspec.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "common/signals.h"
@@ -139,6 +140,10 @@ int main(int argc, char** argv) {
                "Events kept per resource for watches and consistent pagination.");
   flags.define("etcd-compaction-interval", "300",
                "Seconds between compactions of old revisions (0 disables).");
+  flags.define("default-not-ready-toleration-seconds", "300",
+               "tolerationSeconds of the not-ready:NoExecute toleration added to pods without one.");
+  flags.define("default-unreachable-toleration-seconds", "300",
+               "tolerationSeconds of the unreachable:NoExecute toleration added to pods without one.");
   flags.define("event-ttl", "1h0m0s", "How long events are kept after they were last written.");
   flags.define("worker-threads", "32", "Request handler threads.");
   flags.define("shutdown-grace-seconds", "10", "How long in-flight requests may take to finish on SIGTERM.");
@@ -182,6 +187,8 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   registry::RegistryOptions ro;
   ro.service_cidr = flags.get("service-cluster-ip-range");
+  apis::kinds::setDefaultTolerationSeconds(flags.getInt("default-not-ready-toleration-seconds"),
+                                           flags.getInt("default-unreachable-toleration-seconds"));
   ro.node_port_range = flags.get("service-node-port-range");
   ro.watch_window = static_cast<size_t>(std::max(16, flags.getInt("watch-cache-size")));
   auto reg = registry::Registry::start(*store, ro);

@@ -1,12 +1,15 @@
 // shepherd-controller-manager: the level-triggered controllers that keep the cluster's
-// objects consistent (garbage collection, namespace lifecycle, ReplicaSets, ServiceAccounts,
-// the root CA ConfigMap), run while this process holds the kube-controller-manager lease.
+// objects consistent (garbage collection, namespace lifecycle, node lifecycle and taint
+// eviction, Deployments, ReplicaSets, ServiceAccounts, the root CA ConfigMap), run while
+// this process holds the kube-controller-manager lease.
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -18,8 +21,10 @@
 #include "common/ids.h"
 #include "common/log.h"
 #include "common/signals.h"
+#include "controllers/deployment/deployment_controller.h"
 #include "controllers/garbagecollector/garbage_collector.h"
 #include "controllers/namespace/namespace_controller.h"
+#include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/replicaset/replica_set_controller.h"
 #include "controllers/serviceaccount/root_ca_publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
@@ -50,17 +55,58 @@ std::set<std::string> enabledControllers(const std::string& spec, const std::set
   return on;
 }
 
+// Every controller this process can run, by its upstream name.
+const std::vector<std::string> kControllers = {
+    "deployment",     "garbagecollector",      "namespace", "nodelifecycle", "replicaset",
+    "serviceaccount", "root-ca-cert-publisher"};
+
+// A Go-style duration: "40s", "500ms", "2m", "1m30s" (a bare number is seconds).
+std::optional<std::chrono::milliseconds> parseDuration(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if (text.find_first_not_of("0123456789") == std::string::npos)
+    return std::chrono::seconds(std::stoll(text));
+  std::chrono::milliseconds total{0};
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = i;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (j == i) return std::nullopt;
+    long long n = std::stoll(text.substr(i, j - i));
+    size_t k = j;
+    while (k < text.size() && std::isalpha(static_cast<unsigned char>(text[k]))) ++k;
+    std::string unit = text.substr(j, k - j);
+    if (unit == "ms")
+      total += std::chrono::milliseconds(n);
+    else if (unit == "s")
+      total += std::chrono::seconds(n);
+    else if (unit == "m")
+      total += std::chrono::minutes(n);
+    else if (unit == "h")
+      total += std::chrono::hours(n);
+    else
+      return std::nullopt;
+    i = k;
+  }
+  return total;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Flags flags;
   flags.define("kubeconfig", "",
                "Path to a kubeconfig with the API server's address and credentials (required).");
-  flags.define("controllers", "*",
-               "Controllers to run: '*' for all (garbagecollector, namespace, replicaset, serviceaccount, "
-               "root-ca-cert-publisher), 'name' to add one, '-name' to leave one out.");
+  std::string names;
+  for (auto& c : kControllers) names += (names.empty() ? "" : ", ") + c;
+  flags.define(
+      "controllers", "*",
+      "Controllers to run: '*' for all (" + names + "), 'name' to add one, '-name' to leave one out.");
+  flags.define("node-monitor-period", "5s", "How often every node's health is checked.");
+  flags.define("node-monitor-grace-period", "40s",
+               "How long a node may go without a status heartbeat or Lease renewal before it is Unknown.");
   flags.define("concurrent-gc-syncs", "5", "Objects the garbage collector checks at once.");
   flags.define("concurrent-replicaset-syncs", "5", "ReplicaSets synced at once.");
+  flags.define("concurrent-deployment-syncs", "5", "Deployments synced at once.");
   flags.define("root-ca-file", "",
                "The cluster CA certificate published as ConfigMap kube-root-ca.crt in every namespace; when "
                "neither it nor FILE.key exists, a placeholder CA is generated there.");
@@ -82,8 +128,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   cfg->user_agent = "shepherd-controller-manager/v0.1";
-  const std::set<std::string> all = {"garbagecollector", "namespace", "replicaset", "serviceaccount",
-                                     "root-ca-cert-publisher"};
+  const std::set<std::string> all(kControllers.begin(), kControllers.end());
   std::set<std::string> enabled = enabledControllers(flags.get("controllers"), all);
   for (auto& c : enabled)
     if (!all.count(c)) {
@@ -127,6 +172,26 @@ int main(int argc, char** argv) {
     running.emplace_back(
         std::make_unique<controllers::ReplicaSetController>(rest, informers, replicasetEvents),
         std::max(1, flags.getInt("concurrent-replicaset-syncs")));
+  client::EventRecorder deploymentEvents(rest, "deployment-controller");
+  if (enabled.count("deployment"))
+    running.emplace_back(
+        std::make_unique<controllers::DeploymentController>(rest, informers, deploymentEvents),
+        std::max(1, flags.getInt("concurrent-deployment-syncs")));
+  client::EventRecorder nodeEvents(rest, "node-controller");
+  if (enabled.count("nodelifecycle")) {
+    controllers::NodeLifecycleOptions no;
+    auto period = parseDuration(flags.get("node-monitor-period"));
+    auto grace = parseDuration(flags.get("node-monitor-grace-period"));
+    if (!period || !grace) {
+      std::fprintf(stderr,
+                   "shepherd-controller-manager: bad --node-monitor-period or --node-monitor-grace-period\n");
+      return 2;
+    }
+    no.monitor_period = *period;
+    no.grace_period = *grace;
+    running.emplace_back(
+        std::make_unique<controllers::NodeLifecycleController>(rest, informers, nodeEvents, no), 2);
+  }
   if (enabled.count("namespace"))
     running.emplace_back(std::make_unique<controllers::NamespaceController>(rest, informers),
                          std::max(1, flags.getInt("concurrent-namespace-syncs")));

@@ -8,11 +8,14 @@ on 127.0.0.1 with the official Python client. The test cluster also has:
   (scripts/containerd.sh, its own pod subnet and bridge) and a kubelet-lite process with
   its own kubelet port (tests/harness/real_node.py). Pods run for real; the fixture waits
   until both nodes are Ready.
-* one shepherd-scheduler (``--leader-elect=false``) with a kubeconfig naming the server
-  (``http://127.0.0.1:PORT``, no credentials), started once the nodes exist; the fixture
-  waits until it reports that its pod and node caches have synced.
+* one shepherd-scheduler and one shepherd-controller-manager (``--leader-elect=false``),
+  each with a kubeconfig naming the server (``http://127.0.0.1:PORT``, no credentials),
+  started once the nodes exist; the fixture waits until each reports that its caches
+  have synced. The controller manager empties and removes deleted namespaces and gives
+  every namespace its ServiceAccount ``default`` and ConfigMap ``kube-root-ca.crt``.
 
-At the end the scheduler, the kubelets and then the server are stopped by PID (SIGTERM,
+At the end the kubelets, the controller manager, the scheduler and then the server are
+stopped by PID (SIGTERM,
 then SIGKILL after 10 s) and each node's containerd.sh stop removes its containers, also
 when tests failed.
 
@@ -49,14 +52,16 @@ SERVER_BIN = os.environ.get(
     "SHEPHERD_APISERVER", os.path.join(REPO, "build", "cmd", "shepherd-apiserver"))
 SCHEDULER_BIN = os.environ.get(
     "SHEPHERD_SCHEDULER", os.path.join(os.path.dirname(SERVER_BIN), "shepherd-scheduler"))
+CONTROLLER_MANAGER_BIN = os.path.join(os.path.dirname(SERVER_BIN), "shepherd-controller-manager")
 STARTUP_TIMEOUT = 30.0
 STOP_GRACE = 10.0
 
 # The worker nodes of the test cluster (see the module doc).
 WORKER_NODES = ["conformance-worker-0", "conformance-worker-1"]
 NODE_READY_TIMEOUT = 60.0
-# What shepherd-scheduler logs once its informers have synced (cmd/scheduler_main.cc).
-SCHEDULER_SYNCED = b"has synced"
+# What shepherd-scheduler and shepherd-controller-manager log once their informers have
+# synced (cmd/scheduler_main.cc, cmd/controller_manager_main.cc).
+COMPONENT_SYNCED = b"has synced"
 TEST_TIMEOUT = int(os.environ.get("SHEPHERD_CONFORMANCE_TEST_TIMEOUT", "150"))
 
 
@@ -148,13 +153,18 @@ class ShepherdServer:
         return _stop_process(self.proc)
 
 
-class ShepherdScheduler:
-    """One shepherd-scheduler talking to the session's server through a kubeconfig."""
+class ShepherdComponent:
+    """One control-plane component (shepherd-scheduler, shepherd-controller-manager) talking
+    to the session's server through a kubeconfig; started() returns once it logs that its
+    caches have synced."""
 
-    def __init__(self, workdir, server_url):
+    def __init__(self, workdir, server_url, name, binary, args=()):
         self.server_url = server_url
-        self.kubeconfig = os.path.join(workdir, "scheduler.kubeconfig")
-        self.log_path = os.path.join(workdir, "scheduler.log")
+        self.name = name
+        self.binary = binary
+        self.args = list(args)
+        self.kubeconfig = os.path.join(workdir, name + ".kubeconfig")
+        self.log_path = os.path.join(workdir, name + ".log")
         self.proc = None
 
     def write_kubeconfig(self):
@@ -180,24 +190,24 @@ class ShepherdScheduler:
         log = open(self.log_path, "wb")
         try:
             self.proc = subprocess.Popen(
-                [SCHEDULER_BIN, "--kubeconfig", self.kubeconfig, "--leader-elect=false"],
+                [self.binary, "--kubeconfig", self.kubeconfig, "--leader-elect=false"] + self.args,
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         finally:
             log.close()
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while True:
             if self.proc.poll() is not None:
-                raise RuntimeError("shepherd-scheduler exited with %s during startup:\n%s"
-                                   % (self.proc.returncode, self.log_tail()))
+                raise RuntimeError("%s exited with %s during startup:\n%s"
+                                   % (self.name, self.proc.returncode, self.log_tail()))
             try:
                 with open(self.log_path, "rb") as f:
-                    if SCHEDULER_SYNCED in f.read():
+                    if COMPONENT_SYNCED in f.read():
                         return self
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError("shepherd-scheduler did not sync within %ss:\n%s"
-                                   % (STARTUP_TIMEOUT, self.log_tail()))
+                raise RuntimeError("%s did not sync within %ss:\n%s"
+                                   % (self.name, STARTUP_TIMEOUT, self.log_tail()))
             time.sleep(0.05)
 
     def log_tail(self, n=4000):
@@ -242,12 +252,16 @@ def shepherd():
     if not os.access(SCHEDULER_BIN, os.X_OK):
         pytest.fail("shepherd-scheduler binary not found at %s (set SHEPHERD_SCHEDULER)"
                     % SCHEDULER_BIN, pytrace=False)
+    if not os.access(CONTROLLER_MANAGER_BIN, os.X_OK):
+        pytest.fail("shepherd-controller-manager binary not found at %s" % CONTROLLER_MANAGER_BIN,
+                    pytrace=False)
     if not os.access(real_node.kubelet_bin(), os.X_OK):
         pytest.fail("kubelet-lite binary not found at %s (set SHEPHERD_KUBELET)"
                     % real_node.kubelet_bin(), pytrace=False)
     workdir = tempfile.mkdtemp(prefix="shepherd-conf-")
     server = ShepherdServer(workdir)
     scheduler = None
+    controller_manager = None
     nodes = []
     try:
         server.start()
@@ -257,11 +271,18 @@ def shepherd():
         wait_nodes_ready(server.base_url, WORKER_NODES)
         server.worker_nodes = list(WORKER_NODES)
         server.nodes = nodes
-        scheduler = ShepherdScheduler(workdir, server.base_url)
+        scheduler = ShepherdComponent(workdir, server.base_url, "scheduler", SCHEDULER_BIN)
         server.scheduler = scheduler
         scheduler.start()
-        print("shepherd-scheduler pid %d (log %s); worker nodes %s"
-              % (scheduler.proc.pid, scheduler.log_path,
+        controller_manager = ShepherdComponent(
+            workdir, server.base_url, "controller-manager", CONTROLLER_MANAGER_BIN,
+            ["--root-ca-file", os.path.join(workdir, "ca.crt")])
+        server.controller_manager = controller_manager
+        controller_manager.start()
+        print("shepherd-scheduler pid %d (log %s); shepherd-controller-manager pid %d (log %s); "
+              "worker nodes %s"
+              % (scheduler.proc.pid, scheduler.log_path, controller_manager.proc.pid,
+                 controller_manager.log_path,
                  ", ".join("%s (kubelet pid %d, subnet %s)" % (n.name, n.proc.pid, n.subnet)
                            for n in nodes)))
         yield server
@@ -275,7 +296,8 @@ def shepherd():
                 node.stop()
             except Exception as err:  # keep stopping the rest
                 exited.append("stopping node %s failed: %s" % (node.name, err))
-        for name, proc_owner in (("shepherd-scheduler", scheduler), ("shepherd-apiserver", server)):
+        for name, proc_owner in (("shepherd-controller-manager", controller_manager),
+                                 ("shepherd-scheduler", scheduler), ("shepherd-apiserver", server)):
             if proc_owner is None or proc_owner.proc is None:
                 continue
             was_running = proc_owner.proc.poll() is None

@@ -9,14 +9,12 @@ What is emulated and how:
 
 * ``conformance(codename)``: marks a test with its upstream codename (verbatim).
 * ``Framework``: ``framework.NewDefaultFramework(baseName)``. Before each test it creates the
-  per-test namespace ``<baseName>-<random 0..9999>`` with the labels upstream sets; after the
-  test it deletes every namespace it created (the framework one and those made with
-  ``create_namespace``) with propagationPolicy Background, without waiting for them to go away
-  (Shepherd has no namespace controller yet, so a deleted namespace stays Terminating).
-  Upstream then waits for the ServiceAccount ``default`` and the ConfigMap ``kube-root-ca.crt``
-  in the new namespace; both waits are guarded upstream by ``TestContext.VerifyServiceAccount``
-  and are skipped here as with ``--e2e-verify-service-account=false``, because the controllers
-  that create those objects do not exist yet.
+  per-test namespace ``<baseName>-<random 0..9999>`` with the labels upstream sets and, as
+  upstream with ``TestContext.VerifyServiceAccount``, waits for the ServiceAccount ``default``
+  and the ConfigMap ``kube-root-ca.crt`` in it (made by shepherd-controller-manager); after
+  the test it deletes every namespace it created (the framework one and those made with
+  ``create_namespace``) with propagationPolicy Background, without waiting for them to go
+  away (the namespace controller empties them: pods first, then everything else).
 * ``GoWireApiClient``: the official ``ApiClient`` with one change: timestamps are written the
   way client-go writes them (``metav1.Time`` as RFC 3339 seconds, ``metav1.MicroTime`` with six
   fractional digits), instead of Python's ``isoformat()`` (which drops a zero fraction and
@@ -416,8 +414,6 @@ class Framework:
                 time.sleep(2)  # framework.Poll
                 continue
             self.namespaces_to_delete.append(ns)
-            # Upstream waits here for ServiceAccount "default" and ConfigMap
-            # "kube-root-ca.crt" (TestContext.VerifyServiceAccount); skipped, see module doc.
             return ns
         fail("failed to create namespace %s: %s", name, describe_error(last))
 
@@ -426,20 +422,19 @@ class Framework:
         self.namespace = self.create_namespace(self.base_name,
                                                {"e2e-framework": self.base_name})
         self.unique_name = self.namespace.metadata.name
-        logf("Skipping waiting for service account")
+        # TestContext.VerifyServiceAccount (on by default upstream).
+        by("Waiting for a default service account to be provisioned in namespace")
+        wait_for_object_in_namespace(self.core.list_namespaced_service_account, self.unique_name,
+                                     "default", "service account")
+        by("Waiting for kube-root-ca.crt to be provisioned in namespace")
+        wait_for_object_in_namespace(self.core.list_namespaced_config_map, self.unique_name,
+                                     "kube-root-ca.crt", "configmap")
 
     def after_each(self):
         errors = {}
         for ns in self.namespaces_to_delete:
             name = ns.metadata.name
             by('Destroying namespace "%s" for this suite.' % name)
-            # Stand-in for the namespace controller (not built yet): the namespace's pods
-            # are deleted so the nodes stop their containers.
-            try:
-                self.core.delete_collection_namespaced_pod(name)
-            except ApiException as err:
-                if not is_not_found(err):
-                    errors[name] = describe_error(err)
             try:
                 self.core.delete_namespace(
                     name, body=client.V1DeleteOptions(propagation_policy="Background"))
@@ -448,6 +443,24 @@ class Framework:
                     errors[name] = describe_error(err)
         if errors:
             fail("Couldn't delete ns: %s", errors)
+
+
+SERVICE_ACCOUNT_PROVISION_TIMEOUT = 120.0  # framework.ServiceAccountProvisionTimeout
+
+
+def wait_for_object_in_namespace(list_fn, namespace, name, what):
+    """WaitForDefaultServiceAccountInNamespace / WaitForKubeRootCAInNamespace: until the
+    object named `name` exists (listed by metadata.name, as upstream's list+watch)."""
+    deadline = time.monotonic() + SERVICE_ACCOUNT_PROVISION_TIMEOUT
+    while True:
+        try:
+            if list_fn(namespace, field_selector="metadata.name=" + name).items:
+                return
+        except ApiException as err:
+            logf("listing %s %s: %s", what, name, describe_error(err))
+        if time.monotonic() > deadline:
+            fail("timed out waiting for %s %s in namespace %s", what, name, namespace)
+        time.sleep(0.1)
 
 
 # --------------------------------------------------------------------------- watches
@@ -727,6 +740,93 @@ def get_ready_schedulable_nodes(core):
     return nodes, None
 
 
+# framework.TestContext.NonblockingTaints (flag default)
+NONBLOCKING_TAINTS = "node-role.kubernetes.io/control-plane"
+LARGE_CLUSTER_THRESHOLD = 100  # e2enode largeClusterThreshold
+
+
+def _has_nonblocking_taint(node, nonblocking_taints):
+    """e2enode.hasNonblockingTaint"""
+    if node is None:
+        return False
+    keys = {k for k in nonblocking_taints.split(",") if k}
+    return any(t.key in keys for t in _taints(node))
+
+
+def _is_node_untainted_with_nonblocking(node, nonblocking_taints):
+    """e2enode.isNodeUntaintedWithNonblocking: untainted once the nonblocking taints are
+    ignored."""
+    keys = {k for k in nonblocking_taints.split(",") if k}
+    return not any(t.effect in ("NoSchedule", "NoExecute") and t.key not in keys
+                   for t in _taints(node))
+
+
+def _ready_for_tests(node, nonblocking_taints):
+    """e2enode.readyForTests"""
+    if _has_nonblocking_taint(node, nonblocking_taints):
+        return is_node_ready(node) and _is_node_untainted_with_nonblocking(node,
+                                                                           nonblocking_taints)
+    return is_node_schedulable(node) and is_node_untainted(node)
+
+
+def check_ready_for_tests(core, nonblocking_taints, allowed_not_ready_nodes,
+                          large_cluster_threshold):
+    """e2enode.CheckReadyForTests: a condition returning (done, error message or None)."""
+    attempt = [0]
+
+    def condition():
+        if allowed_not_ready_nodes == -1:
+            return True, None
+        attempt[0] += 1
+        try:
+            # ResourceVersion "0", fieldSelector spec.unschedulable=false
+            all_nodes = core.list_node(resource_version="0",
+                                       field_selector="spec.unschedulable=false")
+        except ApiException as err:
+            logf("Unexpected error listing nodes: %s", describe_error(err))
+            return False, (describe_error(err) if attempt[0] >= 3 else None)
+        not_ready = [n for n in all_nodes.items if not _ready_for_tests(n, nonblocking_taints)]
+        if not_ready and (len(not_ready) < large_cluster_threshold or attempt[0] % 10 == 0):
+            logf("Unschedulable nodes= %d, maximum value for starting tests= %d",
+                 len(not_ready), allowed_not_ready_nodes)
+            for n in not_ready:
+                logf("\t-> Node %s [[[ Ready=%s, Network(available)=%s, Taints=%s, "
+                     "NonblockingTaints=%s ]]]", n.metadata.name,
+                     is_condition_set_as_expected(n, "Ready", True, silent=True),
+                     is_condition_set_as_expected(n, "NetworkUnavailable", False, silent=True),
+                     _taints(n), nonblocking_taints)
+            if len(not_ready) > allowed_not_ready_nodes:
+                ready = len(all_nodes.items) - len(not_ready)
+                logf("==== node wait: %d out of %d nodes are ready, max notReady allowed %d.  "
+                     "Need %d more before starting.", ready, len(all_nodes.items),
+                     allowed_not_ready_nodes, len(not_ready) - allowed_not_ready_nodes)
+        return len(not_ready) <= allowed_not_ready_nodes, None
+
+    return condition
+
+
+def wait_for_all_nodes_schedulable(core, timeout):
+    """e2enode.WaitForAllNodesSchedulable: wait.PollUntilContextTimeout(30s, timeout,
+    immediate) of CheckReadyForTests. Returns None or the error text."""
+    if ALLOWED_NOT_READY_NODES == -1:
+        return None
+    logf("Waiting up to %ss for all (but %d) nodes to be schedulable", timeout,
+         ALLOWED_NOT_READY_NODES)
+    condition = check_ready_for_tests(core, NONBLOCKING_TAINTS, ALLOWED_NOT_READY_NODES,
+                                      LARGE_CLUSTER_THRESHOLD)
+    interval = 30.0
+    deadline = time.monotonic() + timeout
+    while True:
+        done, err = condition()
+        if err is not None:
+            return err
+        if done:
+            return None
+        if time.monotonic() + interval > deadline:
+            return "context deadline exceeded"
+        time.sleep(interval)
+
+
 def check_testing_ns_deleted_except(core, skip):
     """framework.CheckTestingNSDeletedExcept: error message or None."""
     timeout = 60 * 60
@@ -751,6 +851,23 @@ def check_testing_ns_deleted_except(core, skip):
     return "Waiting for terminating namespaces to be deleted timed out"
 
 
+# --------------------------------------------------------------------------- network
+# test/e2e/framework/network (utils.go)
+
+# e2enetwork.RegexIPv4 / RegexIPv6, verbatim (RegexIPv6 split at its top-level alternatives)
+REGEX_IPV4 = r"(?:\d+)\.(?:\d+)\.(?:\d+)\.(?:\d+)"
+REGEX_IPV6 = (
+    r"(?:(?:(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):){6})(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):(?:(?:[0-9a-fA-F]{1,4})))|(?:(?:(?:(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9]))\.){3}(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9])))))))"
+    r"|(?:(?:::(?:(?:(?:[0-9a-fA-F]{1,4})):){5})(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):(?:(?:[0-9a-fA-F]{1,4})))|(?:(?:(?:(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9]))\.){3}(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9])))))))"
+    r"|(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})))?::(?:(?:(?:[0-9a-fA-F]{1,4})):){4})(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):(?:(?:[0-9a-fA-F]{1,4})))|(?:(?:(?:(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9]))\.){3}(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9])))))))"
+    r"|(?:(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):){0,1}(?:(?:[0-9a-fA-F]{1,4})))?::(?:(?:(?:[0-9a-fA-F]{1,4})):){3})(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):(?:(?:[0-9a-fA-F]{1,4})))|(?:(?:(?:(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9]))\.){3}(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9])))))))"
+    r"|(?:(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):){0,2}(?:(?:[0-9a-fA-F]{1,4})))?::(?:(?:(?:[0-9a-fA-F]{1,4})):){2})(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):(?:(?:[0-9a-fA-F]{1,4})))|(?:(?:(?:(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9]))\.){3}(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9])))))))"
+    r"|(?:(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):){0,3}(?:(?:[0-9a-fA-F]{1,4})))?::(?:(?:[0-9a-fA-F]{1,4})):)(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):(?:(?:[0-9a-fA-F]{1,4})))|(?:(?:(?:(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9]))\.){3}(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9])))))))"
+    r"|(?:(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):){0,4}(?:(?:[0-9a-fA-F]{1,4})))?::)(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):(?:(?:[0-9a-fA-F]{1,4})))|(?:(?:(?:(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9]))\.){3}(?:(?:25[0-5]|(?:[1-9]|1[0-9]|2[0-4])?[0-9])))))))"
+    r"|(?:(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):){0,5}(?:(?:[0-9a-fA-F]{1,4})))?::)(?:(?:[0-9a-fA-F]{1,4})))"
+    r"|(?:(?:(?:(?:(?:(?:[0-9a-fA-F]{1,4})):){0,6}(?:(?:[0-9a-fA-F]{1,4})))?::))))")
+
+
 # --------------------------------------------------------------------------- pods
 # test/e2e/framework/pod (pod_client.go, wait.go, resource.go, utils.go), pod/output
 # (output.go), test/utils (PodRunningReady) and pkg/api/v1/pod (IsPodReady).
@@ -767,10 +884,9 @@ BUSYBOX_IMAGE = "docker.io/library/busybox:1.36"
 # imageutils.GetPauseImageName() (registry.k8s.io/pause:3.10): the same reference.
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 # imageutils.Agnhost (registry.k8s.io/e2e-test-images/agnhost): the stand-in with agnhost's
-# image config (Entrypoint ["/agnhost"], Cmd ["pause"]) and its `pause` and
-# `entrypoint-tester` subcommands; used where a test relies on the image's own defaults.
-# Where a test runs another agnhost subcommand, the test uses busybox with a shell command
-# printing the same output instead (noted there).
+# image config (Entrypoint ["/agnhost"], Cmd ["pause"]) and the subcommands the ported tests
+# run, printing what agnhost prints: `pause`, `entrypoint-tester`, `etc-hosts`, `mounttest`
+# and `test-webserver` (kubelet-lite/images/build-images.sh).
 AGNHOST_IMAGE = "shepherd.test/agnhost-lite:1.0"
 
 DEFAULT_NON_ROOT_USER = 1000  # e2epod.DefaultNonRootUser (GetDefaultNonRootUser on Linux)
@@ -799,6 +915,25 @@ def mixin_restricted_pod_security(pod):
         if not csc.capabilities.drop:
             csc.capabilities.drop = ["ALL"]
     return pod
+
+
+def new_agnhost_container(container_name, mounts, ports, *args):
+    """e2epod.NewAgnhostContainer: no args means agnhost's `pause`."""
+    return client.V1Container(
+        name=container_name, image=AGNHOST_IMAGE, args=list(args) or ["pause"],
+        volume_mounts=mounts, ports=ports, security_context=client.V1SecurityContext(),
+        image_pull_policy="IfNotPresent")
+
+
+def new_agnhost_pod(ns, pod_name, volumes, mounts, ports, *args):
+    """e2epod.NewAgnhostPod: one agnhost container named "agnhost-container", an empty pod
+    security context and terminationGracePeriodSeconds 0."""
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(name=pod_name, namespace=ns),
+        spec=client.V1PodSpec(
+            containers=[new_agnhost_container("agnhost-container", mounts, ports, *args)],
+            volumes=volumes, security_context=client.V1PodSecurityContext(),
+            termination_grace_period_seconds=0))
 
 
 def _pod_conditions(pod):
@@ -872,6 +1007,15 @@ def pod_summary(pod):
             "lastState": s.last_state.to_dict() if s.last_state else None,
         } for s in container_statuses(pod, init)]
     return json.dumps(out, default=str)
+
+
+def get_existing_container_status(statuses, name):
+    """podutil.GetExistingContainerStatus: the status named ``name``, or an empty one."""
+    for st in statuses or []:
+        if st.name == name:
+            return st
+    return client.V1ContainerStatus(name="", image="", image_id="", ready=False,
+                                    restart_count=0)
 
 
 def _should_retry(err):
@@ -1368,3 +1512,103 @@ class IndexerInformerWatcher:
         self._stop.set()
         if self._watcher is not None:
             self._watcher.stop()
+
+
+# --------------------------------------------------------------------------- workloads
+# test/e2e/framework/pod/resource.go (PodsCreatedByLabel, VerifyPodsRunning),
+# test/utils/replicaset.go (UpdateReplicaSetWithRetries) and
+# test/e2e/framework/deployment/fixtures.go (NewDeployment).
+
+POLL_SHORT_TIMEOUT = 60  # framework.PollShortTimeout
+
+
+def selector_from_set(labels):
+    """labels.SelectorFromSet(labels).String(): the keys sorted."""
+    return ",".join("%s=%s" % (k, labels[k]) for k in sorted(labels))
+
+
+def pods_created_by_label(core, ns, name, replicas, selector):
+    """e2epod.PodsCreatedByLabel: (pod list whose items are the pods without a
+    deletionTimestamp, error text or None); lists every 5 s for 2 minutes until exactly
+    `replicas` such pods exist. A List error ends it at once."""
+    timeout = 2 * 60
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        try:
+            pods = core.list_namespaced_pod(ns, label_selector=selector)
+        except ApiException as err:
+            return None, describe_error(err)
+        created = [p for p in pods.items if p.metadata.deletion_timestamp is None]
+        logf("Pod name %s: Found %d pods out of %d", name, len(created), replicas)
+        if len(created) == replicas:
+            pods.items = created
+            return pods, None
+        time.sleep(5)
+    return None, "Pod name %s: Gave up waiting %ss for %d pods to come up" % (name, timeout,
+                                                                             replicas)
+
+
+def verify_pods_running(core, ns, name, selector, want_name, replicas):
+    """e2epod.VerifyPodsRunning: PodsCreatedByLabel, then WaitForPodRunningInNamespace on
+    each pod (upstream waits for them concurrently). Returns None or the error text."""
+    pods, err = pods_created_by_label(core, ns, name, replicas, selector)
+    if err is not None:
+        return err
+    by("ensuring each pod is running")
+    errors = []
+    for pod in pods.items:
+        e = wait_for_pod_running(core, pod)
+        if e is not None:
+            errors.append(e)
+    if errors:
+        return "failed to wait for pods running: %s" % errors
+    return None
+
+
+def update_replica_set_with_retries(apps, ns, name, apply_update):
+    """e2ereplicaset.UpdateReplicaSetWithRetries (testutils, framework.Poll,
+    framework.PollShortTimeout): PollImmediate of get, apply_update(rs), update; a Get
+    error ends it, an Update error is retried. Returns (rs, error text or None)."""
+    update_err = None
+    deadline = time.monotonic() + POLL_SHORT_TIMEOUT
+    while True:
+        try:
+            rs = apps.read_namespaced_replica_set(name, ns)
+        except ApiException as err:
+            return None, describe_error(err)
+        apply_update(rs)
+        try:
+            rs = apps.replace_namespaced_replica_set(name, ns, rs)
+            logf("Updating replica set %r", name)
+            return rs, None
+        except ApiException as err:
+            update_err = describe_error(err)
+            rs = None
+        if time.monotonic() + POLL > deadline:
+            return rs, "couldn't apply the provided updated to replicaset %r: %s" % (
+                name, update_err)
+        time.sleep(POLL)
+
+
+def new_deployment(deployment_name, replicas, pod_labels, image_name, image, strategy_type):
+    """e2edeployment.NewDeployment"""
+    return client.V1Deployment(
+        metadata=client.V1ObjectMeta(name=deployment_name, labels=pod_labels),
+        spec=client.V1DeploymentSpec(
+            replicas=replicas,
+            selector=client.V1LabelSelector(match_labels=pod_labels),
+            strategy=client.V1DeploymentStrategy(type=strategy_type),
+            template=client.V1PodTemplateSpec(
+                metadata=client.V1ObjectMeta(labels=pod_labels),
+                spec=client.V1PodSpec(
+                    termination_grace_period_seconds=0,
+                    containers=[client.V1Container(
+                        name=image_name, image=image,
+                        security_context=client.V1SecurityContext())]))))
+
+
+def go_deref(value, what):
+    """A Go pointer dereference: a nil pointer panics, which fails the test."""
+    if value is None:
+        fail("runtime error: invalid memory address or nil pointer dereference (%s)", what)
+    return value

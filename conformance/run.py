@@ -65,6 +65,51 @@ UPSTREAM_ORDER = sorted([
     "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]",
     "[sig-node] Pods should patch a pod status [Conformance]",
     "[sig-node] Pods should run through the lifecycle of Pods and PodStatus [Conformance]",
+    "[sig-architecture] Conformance Tests should have at least two untainted nodes "
+    "[Conformance]",
+    "[sig-node] Container Runtime blackbox test on terminated container should report "
+    "termination message from log output if TerminationMessagePolicy FallbackToLogsOnError is "
+    "set [NodeConformance] [Conformance]",
+    "[sig-node] Container Runtime blackbox test when starting a container that exits should run "
+    "with the expected status [NodeConformance] [Conformance]",
+    "[sig-node] Containers should use the image defaults if command and args are blank "
+    "[NodeConformance] [Conformance]",
+    "[sig-node] Downward API should provide default limits.cpu/memory from node allocatable "
+    "[NodeConformance] [Conformance]",
+    "[sig-node] Downward API should provide pod name, namespace and IP address as env vars "
+    "[NodeConformance] [Conformance]",
+    "[sig-node] InitContainer [NodeConformance] should invoke init containers on a RestartNever "
+    "pod [Conformance]",
+    "[sig-node] Kubelet when scheduling a busybox command in a pod should print the output to "
+    "logs [NodeConformance] [Conformance]",
+    "[sig-node] Kubelet when scheduling an agnhost Pod with hostAliases should write entries to "
+    "/etc/hosts [NodeConformance] [Conformance]",
+    "[sig-node] Probing container should be restarted with a exec \"cat /tmp/health\" liveness "
+    "probe [NodeConformance] [Conformance]",
+    "[sig-node] Probing container with readiness probe that fails should never be ready and "
+    "never restart [NodeConformance] [Conformance]",
+    "[sig-node] Variable Expansion should allow composing env vars into new env vars "
+    "[NodeConformance] [Conformance]",
+    "[sig-storage] ConfigMap should be consumable from pods in volume [NodeConformance] "
+    "[Conformance]",
+    "[sig-api-machinery] Namespaces [Serial] should ensure that all pods are removed when a "
+    "namespace is deleted [Conformance]",
+    "[sig-api-machinery] Namespaces [Serial] should ensure that all services are removed when "
+    "a namespace is deleted [Conformance]",
+    "[sig-auth] ServiceAccounts should run through the lifecycle of a ServiceAccount "
+    "[Conformance]",
+    "[sig-auth] ServiceAccounts should guarantee kube-root-ca.crt exist in any namespace "
+    "[Conformance]",
+    "[sig-api-machinery] Garbage collector should not be blocked by dependency circle "
+    "[Conformance]",
+    "[sig-api-machinery] Garbage collector should orphan RS created by deployment when "
+    "deleteOptions.PropagationPolicy is Orphan [Conformance]",
+    "[sig-api-machinery] Garbage collector should delete RS created by deployment when not "
+    "orphaning [Conformance]",
+    "[sig-apps] ReplicaSet Replace and Patch tests [Conformance]",
+    "[sig-apps] ReplicaSet should validate Replicaset Status endpoints [Conformance]",
+    "[sig-apps] ReplicaSet should adopt matching pods on creation and release no longer "
+    "matching pods [Conformance]",
 ])
 
 

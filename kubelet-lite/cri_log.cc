@@ -24,16 +24,12 @@ std::string fixedNano(const std::string& t) {
   return out + "." + frac + zone;
 }
 
-}  // namespace
-
-std::vector<LogLine> parseCriLog(const std::string& content) {
-  std::vector<LogLine> out;
-  parseCriLogComplete(content, out);
-  return out;
-}
-
-size_t parseCriLogComplete(std::string_view content, std::vector<LogLine>& out) {
+// Appends the logical lines of `content`'s complete records and returns how many bytes
+// they used. With `flush_partial`, partial records with no continuation yet end the output
+// as a line without a newline (as upstream's ReadLogs writes a partial record's text as is).
+size_t parseRecords(std::string_view content, std::vector<LogLine>& out, bool flush_partial) {
   std::string partial;
+  std::string_view partial_time, partial_stream;
   size_t start = 0, consumed = 0;
   while (start < content.size()) {
     size_t nl = content.find('\n', start);
@@ -56,7 +52,11 @@ size_t parseCriLogComplete(std::string_view content, std::vector<LogLine>& out) 
     std::string_view tag = tags.substr(0, tags.find(':'));
     std::string_view text = rec.substr(s3 + 1);
     partial.append(text);
-    if (tag == "P") continue;
+    if (tag == "P") {
+      partial_time = rec.substr(0, s1);
+      partial_stream = stream;
+      continue;
+    }
     consumed = start;
     LogLine l;
     l.time = std::string(rec.substr(0, s1));
@@ -65,7 +65,26 @@ size_t parseCriLogComplete(std::string_view content, std::vector<LogLine>& out) 
     partial.clear();
     out.push_back(std::move(l));
   }
+  if (flush_partial && !partial.empty()) {
+    LogLine l;
+    l.time = std::string(partial_time);
+    l.stream = std::string(partial_stream);
+    l.text = std::move(partial);
+    out.push_back(std::move(l));
+  }
   return consumed;
+}
+
+}  // namespace
+
+std::vector<LogLine> parseCriLog(const std::string& content) {
+  std::vector<LogLine> out;
+  parseRecords(content, out, true);
+  return out;
+}
+
+size_t parseCriLogComplete(std::string_view content, std::vector<LogLine>& out) {
+  return parseRecords(content, out, false);
 }
 
 std::string renderLog(const std::vector<LogLine>& lines, const LogOptions& opts) {

@@ -22,10 +22,12 @@ struct LogOptions {
 struct LogLine {
   std::string time;    // as written (RFC 3339 with nanoseconds)
   std::string stream;  // stdout or stderr
-  std::string text;    // the whole logical line, with its newline
+  std::string text;    // the whole logical line, with its newline (none for a last partial)
 };
 
-// Parses a CRI log file's content into logical lines (partials joined).
+// Parses a CRI log file's content into logical lines (partials joined). Partial records
+// that nothing continues (output without a final newline, e.g. `echo -n`) end it as a line
+// without a newline.
 std::vector<LogLine> parseCriLog(const std::string& content);
 // The same, for a file still being written: appends the complete logical lines and
 // returns how many bytes of `content` they used (the rest is read again later).

@@ -82,7 +82,8 @@ Result<LogTarget> checkContainerLogStatus(const json::Value& pod, const std::str
   }
   if (waiting) {
     std::string reason(json::getString(*waiting, "reason"));
-    if (reason == "ErrImagePull") return ApiError::badRequest(who + " is waiting to start: image can't be pulled");
+    if (reason == "ErrImagePull")
+      return ApiError::badRequest(who + " is waiting to start: image can't be pulled");
     if (reason == "ImagePullBackOff")
       return ApiError::badRequest(who + " is waiting to start: trying and failing to pull image");
     return ApiError::badRequest(who + " is waiting to start: " + reason);
@@ -98,7 +99,8 @@ LogOptions logOptionsFromQuery(const http::Request& req) {
   if (auto s = queryInt(req, "sinceSeconds")) o.since = clock::now() - std::chrono::seconds(*s);
   // Upstream's NewLogOptions: sinceTime counts when it is later than sinceSeconds' time.
   if (req.hasQuery("sinceTime"))
-    if (auto t = clock::parseRfc3339(req.queryValue("sinceTime")); t && (!o.since || *t > *o.since)) o.since = *t;
+    if (auto t = clock::parseRfc3339(req.queryValue("sinceTime")); t && (!o.since || *t > *o.since))
+      o.since = *t;
   return o;
 }
 
@@ -159,11 +161,11 @@ void LogServer::serveLogs(http::Request& req, std::shared_ptr<http::Responder> r
   if (!path) return resp->send(plain(200, ""));  // started, nothing written yet
   LogOptions opts = logOptionsFromQuery(req);
   std::string content = readFrom(*path, 0);
+  if (!req.queryBool("follow") || previous) {
+    return resp->send(plain(200, renderLog(parseCriLog(content), opts)));
+  }
   std::vector<LogLine> lines;
   size_t used = parseCriLogComplete(content, lines);
-  if (!req.queryBool("follow") || previous) {
-    return resp->send(plain(200, renderLog(lines, opts)));
-  }
   // follow: what is there now, then new lines as they are written, until the container
   // stops running (and its file is drained), the client goes, or we shut down.
   http::Headers headers{{"Content-Type", "text/plain; charset=utf-8"}};
@@ -199,7 +201,11 @@ void LogServer::serveLogs(http::Request& req, std::shared_ptr<http::Responder> r
     // Every second with nothing new: is the container still running this attempt?
     if (++idle % 10 == 0) {
       auto newest = k_.containerLogPath(ns, pod, container, 0);
-      if (!containerRunning(ns, pod, container) || !newest || *newest != *path) break;
+      if (!containerRunning(ns, pod, container) || !newest || *newest != *path) {
+        // The run is over: what it wrote without a final newline ends the stream.
+        if (!send(renderLog(parseCriLog(readFrom(*path, offset)), rest))) return;
+        break;
+      }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

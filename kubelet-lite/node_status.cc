@@ -179,6 +179,20 @@ bool NodeAgent::renewLease() {
   return true;
 }
 
+bool NodeAgent::apiReadyDiffers() {
+  auto node = client_.get("/api/v1/nodes/" + cfg_.name, client::RequestOptions{10000, 1});
+  if (!node) return false;
+  std::string ours;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    ours = ready_ ? "True" : "False";
+  }
+  if (const json::Value* conds = json::findPath(*node, {"status", "conditions"}); conds && conds->IsArray())
+    for (auto& c : conds->GetArray())
+      if (json::getString(c, "type") == "Ready") return json::getString(c, "status") != ours;
+  return true;
+}
+
 void NodeAgent::start() {
   if (thread_.joinable()) return;
   thread_ = std::thread([this] { loop(); });
@@ -217,6 +231,7 @@ void NodeAgent::loop() {
     if (doLease) {
       renewLease();
       nextLease = std::chrono::steady_clock::now() + std::chrono::seconds(cfg_.renew_interval_seconds);
+      if (!doStatus && apiReadyDiffers()) doStatus = true;
     }
     if (doStatus) {
       if (!writeStatus()) {

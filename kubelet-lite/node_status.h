@@ -53,6 +53,9 @@ class NodeAgent {
  private:
   void loop();
   bool renewLease();
+  // Whether the API shows another Ready status than ours (e.g. the node lifecycle
+  // controller marked it Unknown while we were away): then the status is written now.
+  bool apiReadyDiffers();
   bool writeStatus();
   std::string statusJson();
 

@@ -329,10 +329,16 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
   }
   std::string podDir = k_.podDir(uid_);
   if (!hostNetwork) {
-    writeFileAtomic(podDir + "/etc-hosts", hostsFile(pod, pod_ip_), 0644);
+    auto hostsPath = writeHostsFile(podDir, pod, pod_ip_);
+    if (!hostsPath) {
+      rec.waiting_reason = "CreateContainerConfigError";
+      rec.waiting_message = hostsPath.error().message;
+      containerEvent(pod, rec, "Warning", "Failed", "Error: " + rec.waiting_message);
+      return hostsPath.error();
+    }
     auto* hosts = c.add_mounts();
     hosts->set_container_path("/etc/hosts");
-    hosts->set_host_path(podDir + "/etc-hosts");
+    hosts->set_host_path(hostsPath.value());
   }
   std::string termPath(json::getString(spec, "terminationMessagePath", "/dev/termination-log"));
   std::string termDir = podDir + "/containers/" + cname;

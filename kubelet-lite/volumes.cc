@@ -222,6 +222,19 @@ std::string hostsFile(const json::Value& pod, const std::string& pod_ip) {
   return out;
 }
 
+Result<std::string> writeHostsFile(const std::string& pod_dir, const json::Value& pod,
+                                   const std::string& pod_ip) {
+  std::string path = pod_dir + "/etc-hosts";
+  if (!mkdirs(pod_dir)) return ApiError::make(500, "InternalError", "cannot create " + pod_dir);
+  // A runtime bind-mounting a missing source creates a directory there; an empty one (left
+  // by such a mount) is replaced by the file.
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) fs::remove(path, ec);
+  if (!writeFileAtomic(path, hostsFile(pod, pod_ip), 0644))
+    return ApiError::make(500, "InternalError", "cannot write the pod's hosts file " + path);
+  return path;
+}
+
 void applyFsGroup(const std::string& dir, gid_t gid, bool read_only) {
   std::error_code ec;
   auto fix = [&](const fs::path& p) {

@@ -32,6 +32,11 @@ bool writeFileAtomic(const std::string& path, const std::string& content, int mo
 // The /etc/hosts the kubelet manages for a pod (localhost entries, the pod's own name
 // and IP, hostAliases).
 std::string hostsFile(const json::Value& pod, const std::string& pod_ip);
+// Writes hostsFile() to `pod_dir`/etc-hosts (the source of the containers' /etc/hosts bind
+// mount), creating the pod directory if the pod has none yet and replacing an empty
+// directory a runtime made in the file's place; returns the file's path.
+Result<std::string> writeHostsFile(const std::string& pod_dir, const json::Value& pod,
+                                   const std::string& pod_ip);
 // The pod's hostname as upstream's kubelet sets it: spec.hostname or the pod's name, cut
 // to 63 characters (the kernel's limit) without a trailing '-' or '.'.
 std::string podHostname(const json::Value& pod);

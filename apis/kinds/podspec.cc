@@ -1,6 +1,8 @@
 #include "apis/kinds/podspec.h"
 
+#include <atomic>
 #include <set>
+#include <tuple>
 
 #include "apis/quantity.h"
 #include "apis/validation.h"
@@ -66,10 +68,8 @@ void validateContainer(const json::Value& c, const std::string& path, FieldError
   if (name.empty()) {
     errs.required(path + ".name");
   } else {
-    for (auto& e : validation::dns1123Label(name))
-      errs.invalid(path + ".name", validation::quote(name), e);
-    if (!names.insert(std::string(name)).second)
-      errs.duplicate(path + ".name", validation::quote(name));
+    for (auto& e : validation::dns1123Label(name)) errs.invalid(path + ".name", validation::quote(name), e);
+    if (!names.insert(std::string(name)).second) errs.duplicate(path + ".name", validation::quote(name));
   }
   if (json::getString(c, "image").empty()) errs.required(path + ".image");
   std::string_view pull = json::getString(c, "imagePullPolicy");
@@ -80,7 +80,8 @@ void validateContainer(const json::Value& c, const std::string& path, FieldError
       const json::Value& p = (*ports)[i];
       std::string pp = path + ".ports[" + std::to_string(i) + "]";
       auto port = json::getInt(p, "containerPort");
-      if (!port) errs.required(pp + ".containerPort");
+      if (!port)
+        errs.required(pp + ".containerPort");
       else if (*port < 1 || *port > 65535)
         errs.invalid(pp + ".containerPort", std::to_string(*port), "must be between 1 and 65535, inclusive");
       std::string_view proto = json::getString(p, "protocol", "TCP");
@@ -95,9 +96,12 @@ void validateContainer(const json::Value& c, const std::string& path, FieldError
       for (auto& m : list->GetObject()) {
         std::string field = path + ".resources." + kind + "[" + std::string(json::view(m.name)) + "]";
         auto q = quantityValue(m.value);
-        if (!q) errs.invalid(field, validation::quote(m.value.IsString() ? json::view(m.value) : ""),
-                             "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
-        else if (*q < 0) errs.invalid(field, json::serialize(m.value), "must be greater than or equal to 0");
+        if (!q)
+          errs.invalid(
+              field, validation::quote(m.value.IsString() ? json::view(m.value) : ""),
+              "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+        else if (*q < 0)
+          errs.invalid(field, json::serialize(m.value), "must be greater than or equal to 0");
       }
     }
   }
@@ -135,8 +139,46 @@ void defaultPodSpec(json::Value& spec, json::Allocator& a) {
   }
 }
 
+namespace {
+std::atomic<int64_t> notReadyTolerationSeconds{300}, unreachableTolerationSeconds{300};
+}  // namespace
+
+void setDefaultTolerationSeconds(int64_t not_ready, int64_t unreachable) {
+  notReadyTolerationSeconds = not_ready;
+  unreachableTolerationSeconds = unreachable;
+}
+
 void admitPodSpec(json::Value& spec, json::Allocator& a) {
   if (!spec.IsObject()) return;
+  // DefaultTolerationSeconds admission: unless the pod already tolerates them, the
+  // not-ready and unreachable NoExecute taints are tolerated for a while.
+  bool notReady = false, unreachable = false;
+  if (const json::Value* ts = json::find(spec, "tolerations"); ts && ts->IsArray())
+    for (auto& t : ts->GetArray()) {
+      std::string_view key = json::getString(t, "key"), effect = json::getString(t, "effect");
+      bool noExecute = effect.empty() || effect == "NoExecute";
+      if (noExecute && (key.empty() || key == "node.kubernetes.io/not-ready")) notReady = true;
+      if (noExecute && (key.empty() || key == "node.kubernetes.io/unreachable")) unreachable = true;
+    }
+  if (!notReady || !unreachable) {
+    json::Value* ts = json::find(spec, "tolerations");
+    if (!ts || !ts->IsArray()) {
+      json::set(spec, "tolerations", json::Value(rapidjson::kArrayType), a);
+      ts = json::find(spec, "tolerations");
+    }
+    for (auto [needed, key, seconds] :
+         {std::tuple<bool, const char*, int64_t>{!notReady, "node.kubernetes.io/not-ready",
+                                                 notReadyTolerationSeconds},
+          {!unreachable, "node.kubernetes.io/unreachable", unreachableTolerationSeconds}}) {
+      if (!needed) continue;
+      json::Value t(rapidjson::kObjectType);
+      json::setString(t, "key", key, a);
+      json::setString(t, "operator", "Exists", a);
+      json::setString(t, "effect", "NoExecute", a);
+      json::set(t, "tolerationSeconds", json::Value(seconds), a);
+      ts->PushBack(std::move(t), a);
+    }
+  }
   // A Pod default only (SetDefaults_Pod), not a template's.
   setIfMissing(spec, "enableServiceLinks", json::Value(true), a);
   // Priority admission: no priority class means priority 0.
@@ -181,7 +223,8 @@ void validatePodSpec(const json::Value& spec, const std::string& path, FieldErro
     errs.invalid(path + ".terminationGracePeriodSeconds", std::to_string(*g),
                  "must be greater than or equal to 0");
   if (auto d = json::getInt(spec, "activeDeadlineSeconds"); d && *d <= 0)
-    errs.invalid(path + ".activeDeadlineSeconds", std::to_string(*d), "must be between 1 and 2147483647, inclusive");
+    errs.invalid(path + ".activeDeadlineSeconds", std::to_string(*d),
+                 "must be between 1 and 2147483647, inclusive");
   if (const json::Value* vols = json::find(spec, "volumes"); vols && vols->IsArray()) {
     std::set<std::string> vnames;
     for (rapidjson::SizeType i = 0; i < vols->Size(); ++i) {
@@ -230,8 +273,16 @@ std::string qosClass(const json::Value& spec) {
         const json::Value* l = lim ? json::find(*lim, r) : nullptr;
         long double qv = 0, lv = 0;
         bool hasQ = false, hasL = false;
-        if (q) if (auto x = quantityValue(*q)) { qv = *x; hasQ = true; }
-        if (l) if (auto x = quantityValue(*l)) { lv = *x; hasL = true; }
+        if (q)
+          if (auto x = quantityValue(*q)) {
+            qv = *x;
+            hasQ = true;
+          }
+        if (l)
+          if (auto x = quantityValue(*l)) {
+            lv = *x;
+            hasL = true;
+          }
         if ((hasQ && qv != 0) || (hasL && lv != 0)) any = true;
         if (!hasL) {
           guaranteed = false;
@@ -292,10 +343,14 @@ std::string formatLabelSelector(const json::Value* sel) {
       std::string values;
       if (const json::Value* vs = json::find(e, "values"); vs && vs->IsArray())
         for (auto& v : vs->GetArray()) values += (values.empty() ? "" : ",") + std::string(json::view(v));
-      if (op == "In") parts.push_back(key + " in (" + values + ")");
-      else if (op == "NotIn") parts.push_back(key + " notin (" + values + ")");
-      else if (op == "Exists") parts.push_back(key);
-      else if (op == "DoesNotExist") parts.push_back("!" + key);
+      if (op == "In")
+        parts.push_back(key + " in (" + values + ")");
+      else if (op == "NotIn")
+        parts.push_back(key + " notin (" + values + ")");
+      else if (op == "Exists")
+        parts.push_back(key);
+      else if (op == "DoesNotExist")
+        parts.push_back("!" + key);
     }
   }
   if (parts.empty()) return "<none>";
@@ -310,7 +365,8 @@ std::vector<TableColumn> templateWideColumns() {
           {"Selector", "string", "", "Label selector for pods.", 1}};
 }
 
-void templateWideCells(const json::Value& obj, const std::string& selector, json::Value& cells, json::Allocator& a) {
+void templateWideCells(const json::Value& obj, const std::string& selector, json::Value& cells,
+                       json::Allocator& a) {
   const json::Value* ps = json::findPath(obj, {"spec", "template", "spec"});
   cells.PushBack(json::str(ps ? containerNames(*ps) : "", a), a);
   cells.PushBack(json::str(ps ? containerImages(*ps) : "", a), a);
@@ -327,7 +383,8 @@ std::vector<TableColumn> replicaTableColumns() {
   return cols;
 }
 
-void replicaTableRow(const json::Value& obj, const std::string& selector, json::Value& cells, json::Allocator& a) {
+void replicaTableRow(const json::Value& obj, const std::string& selector, json::Value& cells,
+                     json::Allocator& a) {
   static const json::Value empty(rapidjson::kObjectType);
   const json::Value* spec = json::find(obj, "spec");
   if (!spec) spec = &empty;
@@ -375,10 +432,14 @@ void validateSelectorMatchesTemplate(const json::Value* selector, const json::Va
             if (x.IsString() && v->IsString() && json::view(x) == json::view(*v)) return true;
           return false;
         };
-        if (op == "In" && !in()) matches = false;
-        else if (op == "NotIn" && in()) matches = false;
-        else if (op == "Exists" && !v) matches = false;
-        else if (op == "DoesNotExist" && v) matches = false;
+        if (op == "In" && !in())
+          matches = false;
+        else if (op == "NotIn" && in())
+          matches = false;
+        else if (op == "Exists" && !v)
+          matches = false;
+        else if (op == "DoesNotExist" && v)
+          matches = false;
         else if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist")
           errs.notSupported(path + ".matchExpressions.operator", std::string(op),
                             {"In", "NotIn", "Exists", "DoesNotExist"});

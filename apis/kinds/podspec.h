@@ -11,6 +11,10 @@ namespace shepherd::apis::kinds {
 void defaultPodSpec(json::Value& spec, json::Allocator& a);
 // What admission adds to a Pod's (not a template's) spec: priority and service account.
 void admitPodSpec(json::Value& spec, json::Allocator& a);
+// DefaultTolerationSeconds admission: the seconds a pod stays bound to a not-ready or
+// unreachable node (NoExecute) when it does not say; set once at start-up (apiserver
+// flags), read on every pod write.
+void setDefaultTolerationSeconds(int64_t not_ready, int64_t unreachable);
 void validatePodSpec(const json::Value& spec, const std::string& path, FieldErrors& errs);
 void validateObjectLabels(const json::Value& meta, const std::string& path, FieldErrors& errs);
 
@@ -27,9 +31,11 @@ std::string formatLabelSelector(const json::Value* selector);
 // of a pod template, and the whole Desired/Current/Ready table of ReplicaSets and
 // ReplicationControllers (they differ only in how the selector prints).
 std::vector<TableColumn> templateWideColumns();
-void templateWideCells(const json::Value& obj, const std::string& selector, json::Value& cells, json::Allocator& a);
+void templateWideCells(const json::Value& obj, const std::string& selector, json::Value& cells,
+                       json::Allocator& a);
 std::vector<TableColumn> replicaTableColumns();
-void replicaTableRow(const json::Value& obj, const std::string& selector, json::Value& cells, json::Allocator& a);
+void replicaTableRow(const json::Value& obj, const std::string& selector, json::Value& cells,
+                     json::Allocator& a);
 
 // Validates a metav1.LabelSelector and that it selects `template_labels`.
 void validateSelectorMatchesTemplate(const json::Value* selector, const json::Value* template_labels,

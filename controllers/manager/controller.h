@@ -29,9 +29,9 @@ class Controller {
   Controller& operator=(const Controller&) = delete;
 
   const std::string& name() const { return name_; }
-  void run(int workers);
+  virtual void run(int workers);
   // Drains the queue's current work and joins the workers.
-  void stop();
+  virtual void stop();
 
  protected:
   virtual Result<SyncResult> sync(const std::string& key) = 0;

@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "controllers/manager/controller_ref.h"
 #include "controllers/replicaset/pod_state.h"
 
 namespace shepherd::controllers {
@@ -44,19 +45,6 @@ int64_t replicasOf(const json::Value& rs) {
 int64_t minReadySecondsOf(const json::Value& rs) {
   const json::Value* spec = json::find(rs, "spec");
   return spec ? json::getInt(*spec, "minReadySeconds").value_or(0) : 0;
-}
-
-// A merge patch of metadata.ownerReferences to `refs`, guarded by the pod's resourceVersion.
-std::string ownerRefsPatch(const json::Value& pod, json::Value refs, json::Document& doc) {
-  auto& a = doc.GetAllocator();
-  doc.SetObject();
-  json::Value& md = json::ensureObject(doc, "metadata", a);
-  if (refs.Empty())
-    json::set(md, "ownerReferences", json::Value(rapidjson::kNullType), a);
-  else
-    json::set(md, "ownerReferences", std::move(refs), a);
-  json::setString(md, "resourceVersion", json::getStringPath(pod, {"metadata", "resourceVersion"}), a);
-  return json::serialize(doc);
 }
 
 }  // namespace
@@ -156,63 +144,14 @@ void ReplicaSetController::onPodDelete(const client::Object& pod) {
 
 Result<std::vector<client::Object>> ReplicaSetController::claimPods(const json::Value& rs,
                                                                     const apis::LabelSelector& selector) {
-  std::vector<client::Object> claimed;
-  std::string uid = uidOf(rs), ns = namespaceOf(rs);
-  bool rsDeleting = json::findPath(rs, {"metadata", "deletionTimestamp"}) != nullptr;
-  std::optional<bool> canAdopt;  // checked against the live object once, on first need
-  Status firstError = okStatus();
-  for (auto& pod : pods_.byIndex(kNamespaceIndex, ns)) {
-    if (!podActive(*pod)) continue;
-    const json::Value* labels = json::findPath(*pod, {"metadata", "labels"});
-    bool matches = !selector.empty() && selector.matchesLabels(labels);
-    const json::Value* ref = controllerRef(*pod);
-    std::string path = podsPath(ns) + "/" + client::urlEncode(nameOf(*pod));
-    if (ref) {
-      if (json::getString(*ref, "uid") != uid) continue;  // someone else's
-      if (matches) {
-        claimed.push_back(pod);
-        continue;
-      }
-      if (rsDeleting) continue;
-      // Ours but no longer selected: release it.
-      json::Document doc;
-      json::Value refs(rapidjson::kArrayType);
-      for (auto& r : json::findPath(*pod, {"metadata", "ownerReferences"})->GetArray())
-        if (json::getString(r, "uid") != uid)
-          refs.PushBack(json::Value(r, doc.GetAllocator()), doc.GetAllocator());
-      auto r =
-          client_.patch(path, ownerRefsPatch(*pod, std::move(refs), doc), "application/merge-patch+json");
-      if (!r && r.error().code != 404 && firstError) firstError = r.error();
-      continue;
-    }
-    if (!matches || rsDeleting) continue;
-    if (!canAdopt) {
-      auto fresh = client_.get(rsPath(ns, nameOf(rs)));
-      canAdopt = fresh && uidOf(*fresh) == uid && !json::findPath(*fresh, {"metadata", "deletionTimestamp"});
-    }
-    if (!*canAdopt) continue;
-    json::Document doc;
-    auto& a = doc.GetAllocator();
-    json::Value refs(rapidjson::kArrayType);
-    if (const json::Value* old = json::findPath(*pod, {"metadata", "ownerReferences"}); old && old->IsArray())
-      for (auto& r : old->GetArray()) refs.PushBack(json::Value(r, a), a);
-    json::Value mine(rapidjson::kObjectType);
-    json::setString(mine, "apiVersion", kApiVersion, a);
-    json::setString(mine, "kind", kKind, a);
-    json::setString(mine, "name", nameOf(rs), a);
-    json::setString(mine, "uid", uid, a);
-    json::set(mine, "controller", json::Value(true), a);
-    json::set(mine, "blockOwnerDeletion", json::Value(true), a);
-    refs.PushBack(std::move(mine), a);
-    auto r = client_.patch(path, ownerRefsPatch(*pod, std::move(refs), doc), "application/merge-patch+json");
-    if (r) {
-      claimed.push_back(std::make_shared<const json::Document>(std::move(r.value())));
-    } else if (r.error().code != 404 && firstError) {
-      firstError = r.error();
-    }
-  }
-  if (!firstError) return firstError.error();
-  return claimed;
+  std::string ns = namespaceOf(rs);
+  std::vector<client::Object> active;
+  for (auto& pod : pods_.byIndex(kNamespaceIndex, ns))
+    if (podActive(*pod)) active.push_back(pod);
+  Owner owner{&rs, kApiVersion, kKind, rsPath(ns, nameOf(rs))};
+  return claimObjects(client_, owner, selector, active, [&ns](const json::Value& pod) {
+    return podsPath(ns) + "/" + client::urlEncode(nameOf(pod));
+  });
 }
 
 Status ReplicaSetController::createPods(const json::Value& rs, const std::string& key, int n) {
@@ -228,14 +167,7 @@ Status ReplicaSetController::createPods(const json::Value& rs, const std::string
     if (const json::Value* v = tmpl ? json::findPath(*tmpl, {"metadata", f}) : nullptr)
       json::set(md, f, json::Value(*v, a), a);
   json::Value refs(rapidjson::kArrayType);
-  json::Value mine(rapidjson::kObjectType);
-  json::setString(mine, "apiVersion", kApiVersion, a);
-  json::setString(mine, "kind", kKind, a);
-  json::setString(mine, "name", nameOf(rs), a);
-  json::setString(mine, "uid", uidOf(rs), a);
-  json::set(mine, "controller", json::Value(true), a);
-  json::set(mine, "blockOwnerDeletion", json::Value(true), a);
-  refs.PushBack(std::move(mine), a);
+  refs.PushBack(controllerReference(Owner{&rs, kApiVersion, kKind, ""}, a), a);
   json::set(md, "ownerReferences", std::move(refs), a);
   if (const json::Value* spec = tmpl ? json::find(*tmpl, "spec") : nullptr)
     json::set(pod, "spec", json::Value(*spec, a), a);

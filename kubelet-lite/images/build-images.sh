@@ -8,7 +8,8 @@
 #                       this script; Entrypoint ["/pause"], User 65535:65535)
 #   OUTDIR/agnhost-lite.tar  shepherd.test/agnhost-lite:1.0 (the busybox tree plus /agnhost,
 #                       a busybox sh script standing in for the agnhost test image's
-#                       `pause` and `entrypoint-tester` subcommands, and /agnhost-2 -> agnhost;
+#                       `pause`, `entrypoint-tester`, `etc-hosts`, `mounttest` and
+#                       `test-webserver` subcommands, and /agnhost-2 -> agnhost;
 #                       Entrypoint ["/agnhost"], Cmd ["pause"] as agnhost's)
 #   OUTDIR/images.txt   one "archive<TAB>reference<TAB>manifest-digest" line per reference
 #
@@ -228,14 +229,139 @@ lines += ["pause.tar\t%s\t%s" % (r, d) for r in refs]
 
 # --- agnhost-lite ----------------------------------------------------------------------
 # Upstream's e2e tests run registry.k8s.io/e2e-test-images/agnhost (ENTRYPOINT ["/agnhost"],
-# CMD ["pause"]) where they need the image's own entrypoint and arguments. This stand-in
-# keeps that config; /agnhost is a busybox sh script with the two subcommands the ported
-# tests rely on: `pause` prints "Paused" and waits for a signal (INT -> exit 1, TERM ->
-# exit 2, as agnhost's), `entrypoint-tester` prints its argv the way Go's
-# fmt.Println(os.Args) does ("[/agnhost entrypoint-tester a b]"). /agnhost-2 links to it,
-# as in agnhost's Dockerfile.
-AGNHOST = b"""#!/bin/sh
+# CMD ["pause"]). This stand-in keeps that config; /agnhost is a busybox sh script with the
+# subcommands the ported tests use, printing what agnhost's Go code prints
+# (test/images/agnhost in kubernetes/kubernetes):
+#   pause              prints "Paused" and waits for a signal (INT -> exit 1, TERM -> exit 2)
+#   entrypoint-tester  prints its argv as Go's fmt.Println(os.Args) ("[/agnhost entrypoint-tester a b]")
+#   etc-hosts          prints /etc/hosts followed by a newline (fmt.Println of the file)
+#   mounttest          the flags of agnhost's mounttest (--fs_type, --new_file_0644/0666/0660/0777,
+#                      --file_mode, --file_perm, --file_owner, --file_content,
+#                      --file_content_in_loop with --retry_time and --break_on_expected_content),
+#                      in agnhost's order and with its output lines; modes are written as Go's
+#                      os.FileMode.String() ("-rw-r--r--"); exit 1 if any step failed
+#   test-webserver     an HTTP file server for / on --port (default 80): busybox httpd, with
+#                      /cgi-bin/index.cgi listing directories as Go's http.FileServer does
+# /agnhost-2 links to it, as in agnhost's Dockerfile.
+AGNHOST = rb"""#!/bin/sh
 # agnhost-lite: Shepherd's stand-in for the agnhost test image (see build-images.sh).
+nl='
+'
+
+# go_mode PATH [perm]: os.Stat(PATH).Mode() (or its .Perm()) as Go's FileMode.String().
+go_mode() {
+  raw=$(stat -L -c %f "$1" 2>/dev/null) || return 1
+  m=$((0x$raw))
+  s=
+  if [ "$2" != perm ]; then
+    t=$((m & 61440))
+    case $t in
+    16384) s=d ;;
+    40960) s=L ;;
+    24576 | 8192) s=D ;;
+    4096) s=p ;;
+    49152) s=S ;;
+    esac
+    [ $((m & 2048)) -ne 0 ] && s="${s}u"
+    [ $((m & 1024)) -ne 0 ] && s="${s}g"
+    [ "$t" -eq 8192 ] && s="${s}c"
+    [ $((m & 512)) -ne 0 ] && s="${s}t"
+  fi
+  [ -n "$s" ] || s=-
+  i=8
+  for c in r w x r w x r w x; do
+    if [ $((m >> i & 1)) -eq 1 ]; then s="$s$c"; else s="$s-"; fi
+    i=$((i - 1))
+  done
+  echo "$s"
+}
+
+# os_err PATH: the text of the *PathError Go reports for PATH.
+os_err() {
+  if [ ! -e "$1" ]; then echo "no such file or directory"
+  elif [ -d "$1" ]; then echo "is a directory"
+  else echo "permission denied"; fi
+}
+
+is_true() {
+  case "$1" in 1 | t | T | true | TRUE | True) return 0 ;; *) return 1 ;; esac
+}
+
+mt_fs_type() {
+  [ -n "$1" ] || return 0
+  if t=$(stat -f -c %t "$1" 2>/dev/null); then
+    echo "mount type of \"$1\": $((0x$t))"
+  else
+    echo "error from statfs(\"$1\"): $(os_err "$1")"
+    return 1
+  fi
+}
+
+mt_read_content() {
+  [ -n "$1" ] || return 0
+  if c=$(cat "$1" 2>/dev/null && echo x); then
+    printf 'content of file "%s": %s\n' "$1" "${c%x}"
+  else
+    printf 'error reading file content for "%s": open %s: %s\n' "$1" "$1" "$(os_err "$1")"
+    return 1
+  fi
+}
+
+mt_new_file() {
+  [ -n "$1" ] || return 0
+  existed=
+  [ -e "$1" ] && existed=1
+  if ! { printf 'mount-tester new file\n' >"$1"; } 2>/dev/null; then
+    printf 'error writing new file "%s": open %s: %s\n' "$1" "$1" "$(os_err "$1")"
+    return 1
+  fi
+  [ -n "$existed" ] || chmod "$2" "$1"
+  mt_read_content "$1"
+}
+
+mt_file_mode() {
+  [ -n "$1" ] || return 0
+  if m=$(go_mode "$1" $2); then
+    if [ "$2" = perm ]; then echo "perms of file \"$1\": $m"; else echo "mode of file \"$1\": $m"; fi
+  else
+    echo "error from Stat(\"$1\"): stat $1: $(os_err "$1")"
+    return 1
+  fi
+}
+
+mt_file_owner() {
+  [ -n "$1" ] || return 0
+  if u=$(stat -L -c %u "$1" 2>/dev/null); then
+    echo "owner UID of \"$1\": $u"
+    echo "owner GID of \"$1\": $(stat -L -c %g "$1")"
+  else
+    echo "error from stat(\"$1\"): $(os_err "$1")"
+    return 1
+  fi
+}
+
+mt_content_in_loop() {
+  [ -n "$1" ] || return 0
+  start=$(date +%s)
+  rc=0
+  while [ $(($(date +%s) - start)) -lt "$retry_time" ]; do
+    if c=$(cat "$1" 2>/dev/null && echo x); then
+      rc=0
+      c=${c%x}
+      printf 'content of file "%s": %s\n' "$1" "$c"
+      if is_true "$break_on_expected_content"; then
+        if [ "$c" = "mount-tester new file$nl" ]; then break; fi
+        printf 'Unexpected content. Expected: %s. Retrying\n' "mount-tester new file$nl"
+      fi
+    else
+      rc=1
+      echo "Error reading file $1: open $1: $(os_err "$1"), retrying"
+    fi
+    sleep 2
+  done
+  return $rc
+}
+
 case "$1" in
 pause)
   echo Paused
@@ -251,15 +377,99 @@ entrypoint-tester)
   for a in "$@"; do out="$out $a"; done
   echo "[$out]"
   ;;
+etc-hosts)
+  c=$(cat /etc/hosts && echo x) || exit 2
+  printf '%s\n' "${c%x}"
+  ;;
+mounttest)
+  shift
+  fs_type= file_mode= file_perm= file_owner= new_0644= new_0666= new_0660= new_0777=
+  file_content= file_content_in_loop= retry_time=180 break_on_expected_content=true
+  while [ $# -gt 0 ]; do
+    case "$1" in
+    --*=*) name=${1%%=*} val=${1#*=} ;;
+    --break_on_expected_content) name=$1 val=true ;;
+    --fs_type | --file_mode | --file_perm | --file_owner | --new_file_0644 | --new_file_0666 | \
+      --new_file_0660 | --new_file_0777 | --file_content | --file_content_in_loop | --retry_time)
+      [ $# -ge 2 ] || { echo "Error: flag needs an argument: $1" >&2; exit 1; }
+      name=$1 val=$2
+      shift
+      ;;
+    --*) echo "Error: unknown flag: ${1%%=*}" >&2; exit 1 ;;
+    *) echo "Error: unknown command \"$1\" for \"app mounttest\"" >&2; exit 1 ;;
+    esac
+    shift
+    case "${name#--}" in
+    fs_type) fs_type=$val ;;
+    file_mode) file_mode=$val ;;
+    file_perm) file_perm=$val ;;
+    file_owner) file_owner=$val ;;
+    new_file_0644) new_0644=$val ;;
+    new_file_0666) new_0666=$val ;;
+    new_file_0660) new_0660=$val ;;
+    new_file_0777) new_0777=$val ;;
+    file_content) file_content=$val ;;
+    file_content_in_loop) file_content_in_loop=$val ;;
+    retry_time) retry_time=$val ;;
+    break_on_expected_content) break_on_expected_content=$val ;;
+    *) echo "Error: unknown flag: $name" >&2; exit 1 ;;
+    esac
+  done
+  umask 0000
+  errs=0
+  mt_fs_type "$fs_type" || errs=1
+  mt_new_file "$new_0644" 0644 || errs=1
+  mt_new_file "$new_0666" 0666 || errs=1
+  mt_new_file "$new_0660" 0660 || errs=1
+  mt_new_file "$new_0777" 0777 || errs=1
+  mt_file_mode "$file_mode" || errs=1
+  mt_file_mode "$file_perm" perm || errs=1
+  mt_file_owner "$file_owner" || errs=1
+  mt_read_content "$file_content" || errs=1
+  mt_content_in_loop "$file_content_in_loop" || errs=1
+  exit $errs
+  ;;
+test-webserver)
+  shift
+  port=80
+  while [ $# -gt 0 ]; do
+    case "$1" in
+    --port=*) port=${1#*=} ;;
+    --port)
+      [ $# -ge 2 ] || { echo "Error: flag needs an argument: --port" >&2; exit 1; }
+      port=$2
+      shift
+      ;;
+    *) echo "Error: unknown flag: $1" >&2; exit 1 ;;
+    esac
+    shift
+  done
+  exec httpd -f -p "$port" -h /
+  ;;
 *)
-  echo "agnhost-lite: unknown subcommand '$1' (has: pause, entrypoint-tester)" >&2
+  echo "agnhost-lite: unknown subcommand '$1' (has: pause, entrypoint-tester, etc-hosts, mounttest, test-webserver)" >&2
   exit 1
   ;;
 esac
 """
+# test-webserver's directory listing (busybox httpd runs /cgi-bin/index.cgi for a directory
+# without index.html): the entries, sorted, as Go's http.FileServer lists them.
+AGNHOST_INDEX_CGI = rb"""#!/bin/sh
+dir=${REQUEST_URI%%\?*}
+cd "/${dir#/}" 2>/dev/null || { printf 'Status: 404 Not Found\r\n\r\n404 page not found\n'; exit 0; }
+printf 'Content-Type: text/html; charset=utf-8\r\n\r\n'
+printf '<!doctype html>\n<meta name="viewport" content="width=device-width">\n<pre>\n'
+ls -1A | while IFS= read -r e; do
+  if [ -d "$e" ]; then e="$e/"; fi
+  printf '<a href="%s">%s</a>\n' "$e" "$e"
+done
+printf '</pre>\n'
+"""
 layer = Tar()
 busybox_tree(layer)
 layer.file("agnhost", AGNHOST, 0o755)
+layer.dir("cgi-bin")
+layer.file("cgi-bin/index.cgi", AGNHOST_INDEX_CGI, 0o755)
 layer.symlink("agnhost-2", "agnhost")
 agnhost_layer = layer.bytes()
 refs = ["shepherd.test/agnhost-lite:1.0"]

@@ -315,30 +315,6 @@ def test_gc_ownership_cycles_never_block(cluster, policy):
     assert b["metadata"]["uid"]
 
 
-# --------------------------------------------------------------------------- leader election (last: it stops the
-# module's controller manager)
-
-
-def test_one_leader_and_takeover(cluster, tmp_path_factory):
-    srv, cm = cluster
-    api = srv.api
-    lease_path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager"
-    first = wait_for("the lease", lambda: (get(api, lease_path) or {}).get("spec", {}).get("holderIdentity"))
-    second = ControllerManager(srv, str(tmp_path_factory.mktemp("cm2")), name="cm2")
-    try:
-        time.sleep(3)
-        assert get(api, lease_path)["spec"]["holderIdentity"] == first
-        assert "started namespace" not in second.log_tail()
-        # The leader leaves (releasing the lease); the standby takes over and works.
-        assert cm.stop() == 0
-        wait_for("the standby to lead", lambda: "started namespace" in second.log_tail(), timeout=20)
-        ns = new_namespace(api)
-        wait_for("ServiceAccount default from the new leader",
-                 lambda: get(api, "/api/v1/namespaces/%s/serviceaccounts/default" % ns))
-    finally:
-        assert second.stop() == 0, second.log_tail()
-
-
 # --------------------------------------------------------------------------- ReplicaSet controller
 
 
@@ -454,3 +430,27 @@ def test_replicaset_burst_makes_exactly_replicas(cluster):
     st, _, _ = api.patch(rs_path(ns, "many") + "/scale", {"spec": {"replicas": 0}})
     assert st == 200
     wait_for("no pods", lambda: pods_of(api, ns, "app%3Dmany") == [], timeout=60)
+
+
+# --------------------------------------------------------------------------- leader election (last: it stops the
+# module's controller manager)
+
+
+def test_one_leader_and_takeover(cluster, tmp_path_factory):
+    srv, cm = cluster
+    api = srv.api
+    lease_path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager"
+    first = wait_for("the lease", lambda: (get(api, lease_path) or {}).get("spec", {}).get("holderIdentity"))
+    second = ControllerManager(srv, str(tmp_path_factory.mktemp("cm2")), name="cm2")
+    try:
+        time.sleep(3)
+        assert get(api, lease_path)["spec"]["holderIdentity"] == first
+        assert "started namespace" not in second.log_tail()
+        # The leader leaves (releasing the lease); the standby takes over and works.
+        assert cm.stop() == 0
+        wait_for("the standby to lead", lambda: "started namespace" in second.log_tail(), timeout=20)
+        ns = new_namespace(api)
+        wait_for("ServiceAccount default from the new leader",
+                 lambda: get(api, "/api/v1/namespaces/%s/serviceaccounts/default" % ns))
+    finally:
+        assert second.stop() == 0, second.log_tail()

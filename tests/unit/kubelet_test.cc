@@ -607,6 +607,33 @@ TEST(CriLog, PendingPartialIsNotConsumed) {
   EXPECT_EQ(more.size(), 1u);
 }
 
+TEST(CriLog, TrailingPartialEndsTheLogWithoutNewline) {
+  // `echo -n DONE` at the end of a run: containerd writes a partial record nothing
+  // continues; upstream's ReadLogs writes its text as is (the FallbackToLogsOnError
+  // termination message of such a container is "DONE").
+  std::string content =
+      "2024-05-01T10:00:00Z stdout F one\n"
+      "2024-05-01T10:00:01Z stderr P DO\n"
+      "2024-05-01T10:00:02Z stderr P NE\n";
+  auto lines = parseCriLog(content);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].text, "one\n");
+  EXPECT_EQ(lines[1].text, "DONE");
+  EXPECT_EQ(lines[1].stream, "stderr");
+  EXPECT_EQ(lines[1].time, "2024-05-01T10:00:02Z");
+  EXPECT_EQ(renderLog(lines, {}), "one\nDONE");
+  LogOptions tail;
+  tail.tail_lines = 1;
+  EXPECT_EQ(renderLog(lines, tail), "DONE");
+  EXPECT_EQ(renderLog(parseCriLog("2024-05-01T10:00:00Z stdout P DONE\n"), {}), "DONE");
+  // A file still being written keeps the partial for its continuation.
+  std::vector<LogLine> out;
+  EXPECT_EQ(parseCriLogComplete(content, out), std::string("2024-05-01T10:00:00Z stdout F one\n").size());
+  ASSERT_EQ(out.size(), 1u);
+  // A record still being written (no newline yet) is not output.
+  EXPECT_EQ(parseCriLog("2024-05-01T10:00:00Z stdout P DO").size(), 0u);
+}
+
 TEST(CriLog, SkipsRecordsUpstreamRejects) {
   auto lines = parseCriLog(
       "garbage\n"
@@ -1088,6 +1115,35 @@ TEST(HostsFile, ManagedContentAsUpstream) {
                                                 "# Entries added by HostAliases.\n"
                                                 "127.0.0.1\tfoo.local\tbar.local\n"
                                                 "10.1.2.4\tfoo.remote\n");
+}
+
+TEST(HostsFile, WrittenForAPodWithoutADirectory) {
+  // A pod without volumes has no pod directory when its first container starts.
+  testutil::TempDir tmp;
+  json::Document pod = parseJson(R"({"metadata": {"name": "web", "namespace": "default"},
+      "spec": {"hostAliases": [{"ip": "123.45.67.89", "hostnames": ["foo", "bar"]}]}})");
+  std::string podDir = tmp.path() + "/pods/uid-1";
+  auto path = writeHostsFile(podDir, pod, "10.1.2.3");
+  ASSERT_TRUE(path.ok()) << path.error().message;
+  EXPECT_EQ(path.value(), podDir + "/etc-hosts");
+  EXPECT_TRUE(fs::is_regular_file(path.value()));
+  EXPECT_EQ(readFile(path.value()), hostsFile(pod, "10.1.2.3"));
+  EXPECT_NE(readFile(path.value()).find("123.45.67.89\tfoo\tbar\n"), std::string::npos);
+  EXPECT_EQ(modeOf(path.value()), 0644);
+
+  // An empty directory a runtime made in the file's place (bind mount of a missing source)
+  // is replaced by the file; rewriting follows the pod's IP.
+  fs::remove(path.value());
+  fs::create_directory(path.value());
+  path = writeHostsFile(podDir, pod, "10.1.2.4");
+  ASSERT_TRUE(path.ok()) << path.error().message;
+  EXPECT_TRUE(fs::is_regular_file(path.value()));
+  EXPECT_EQ(readFile(path.value()), hostsFile(pod, "10.1.2.4"));
+
+  // A path that cannot be a directory is an error.
+  std::string file = tmp.path() + "/file";
+  ASSERT_TRUE(writeFileAtomic(file, "x", 0644));
+  EXPECT_FALSE(writeHostsFile(file + "/pod", pod, "10.1.2.3").ok());
 }
 
 TEST(PodHostname, LongNamesAreCutTo63WithoutTrailingSeparators) {
