@@ -1,7 +1,7 @@
 // shepherd-controller-manager: the level-triggered controllers that keep the cluster's
 // objects consistent (garbage collection, namespace lifecycle, node lifecycle and taint
-// eviction, Deployments, ReplicaSets, ServiceAccounts, the root CA ConfigMap), run while
-// this process holds the kube-controller-manager lease.
+// eviction, Deployments, ReplicaSets, Endpoints, ServiceAccounts, the root CA ConfigMap),
+// run while this process holds the kube-controller-manager lease.
 #include <signal.h>
 #include <unistd.h>
 
@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "common/signals.h"
 #include "controllers/deployment/deployment_controller.h"
+#include "controllers/endpoint/endpoints_controller.h"
 #include "controllers/garbagecollector/garbage_collector.h"
 #include "controllers/namespace/namespace_controller.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
@@ -57,8 +58,8 @@ std::set<std::string> enabledControllers(const std::string& spec, const std::set
 
 // Every controller this process can run, by its upstream name.
 const std::vector<std::string> kControllers = {
-    "deployment",     "garbagecollector",      "namespace", "nodelifecycle", "replicaset",
-    "serviceaccount", "root-ca-cert-publisher"};
+    "deployment",    "endpoint",   "garbagecollector", "namespace",
+    "nodelifecycle", "replicaset", "serviceaccount",   "root-ca-cert-publisher"};
 
 // A Go-style duration: "40s", "500ms", "2m", "1m30s" (a bare number is seconds).
 std::optional<std::chrono::milliseconds> parseDuration(const std::string& text) {
@@ -107,6 +108,7 @@ int main(int argc, char** argv) {
   flags.define("concurrent-gc-syncs", "5", "Objects the garbage collector checks at once.");
   flags.define("concurrent-replicaset-syncs", "5", "ReplicaSets synced at once.");
   flags.define("concurrent-deployment-syncs", "5", "Deployments synced at once.");
+  flags.define("concurrent-endpoint-syncs", "5", "Services whose Endpoints are synced at once.");
   flags.define("root-ca-file", "",
                "The cluster CA certificate published as ConfigMap kube-root-ca.crt in every namespace; when "
                "neither it nor FILE.key exists, a placeholder CA is generated there.");
@@ -177,6 +179,9 @@ int main(int argc, char** argv) {
     running.emplace_back(
         std::make_unique<controllers::DeploymentController>(rest, informers, deploymentEvents),
         std::max(1, flags.getInt("concurrent-deployment-syncs")));
+  if (enabled.count("endpoint"))
+    running.emplace_back(std::make_unique<controllers::EndpointsController>(rest, informers),
+                         std::max(1, flags.getInt("concurrent-endpoint-syncs")));
   client::EventRecorder nodeEvents(rest, "node-controller");
   if (enabled.count("nodelifecycle")) {
     controllers::NodeLifecycleOptions no;

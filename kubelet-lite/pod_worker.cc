@@ -510,7 +510,7 @@ void PodWorker::runProbes(const json::Value& pod, const json::Value& spec, Conta
   }
   const json::Value* startup = json::find(spec, "startupProbe");
   if (startup) {
-    if (!rec.startup.ok) tickProbe(*startup, rec.startup, started, k_.cri(), rec.id, pod_ip_);
+    if (!rec.startup.ok) tickProbe(*startup, spec, rec.startup, started, k_.cri(), rec.id, pod_ip_);
     if (!rec.startup.ok) {
       if (rec.startup.decided && !rec.startup.ok) {
         k_.event(pod, "Warning", "Unhealthy", "Startup probe failed: " + rec.startup.last_message);
@@ -521,7 +521,7 @@ void PodWorker::runProbes(const json::Value& pod, const json::Value& spec, Conta
     }
   }
   if (const json::Value* live = json::find(spec, "livenessProbe")) {
-    tickProbe(*live, rec.liveness, started, k_.cri(), rec.id, pod_ip_);
+    tickProbe(*live, spec, rec.liveness, started, k_.cri(), rec.id, pod_ip_);
     if (rec.liveness.decided && !rec.liveness.ok) {
       k_.event(pod, "Warning", "Unhealthy", "Liveness probe failed: " + rec.liveness.last_message);
       k_.event(pod, "Normal", "Killing",
@@ -535,7 +535,7 @@ void PodWorker::runProbes(const json::Value& pod, const json::Value& spec, Conta
     }
   }
   if (const json::Value* ready = json::find(spec, "readinessProbe")) {
-    tickProbe(*ready, rec.readiness, started, k_.cri(), rec.id, pod_ip_);
+    tickProbe(*ready, spec, rec.readiness, started, k_.cri(), rec.id, pod_ip_);
     if (rec.readiness.decided && !rec.readiness.ok)
       containerEvent(pod, rec, "Warning", "Unhealthy",
                      "Readiness probe failed: " + rec.readiness.last_message);

@@ -62,10 +62,9 @@ int portOf(const json::Value& action, const json::Value& container) {
 
 }  // namespace
 
-ProbeResult runProbe(const json::Value& probe, CriClient* cri, const std::string& container_id,
-                     const std::string& pod_ip, std::string& message) {
+ProbeResult runProbe(const json::Value& probe, const json::Value& container, CriClient* cri,
+                     const std::string& container_id, const std::string& pod_ip, std::string& message) {
   int timeout = static_cast<int>(json::getInt(probe, "timeoutSeconds").value_or(1));
-  static const json::Value noContainer(rapidjson::kObjectType);
   if (const json::Value* exec = json::find(probe, "exec")) {
     std::vector<std::string> cmd;
     if (const json::Value* c = json::find(*exec, "command"); c && c->IsArray())
@@ -84,7 +83,7 @@ ProbeResult runProbe(const json::Value& probe, CriClient* cri, const std::string
     return ProbeResult::Success;
   }
   if (const json::Value* tcp = json::find(probe, "tcpSocket")) {
-    int port = portOf(*tcp, noContainer);
+    int port = portOf(*tcp, container);
     std::string host(json::getString(*tcp, "host", pod_ip));
     int fd = connectWithTimeout(host, port, timeout * 1000);
     if (fd < 0) {
@@ -95,7 +94,7 @@ ProbeResult runProbe(const json::Value& probe, CriClient* cri, const std::string
     return ProbeResult::Success;
   }
   if (const json::Value* http = json::find(probe, "httpGet")) {
-    int port = portOf(*http, noContainer);
+    int port = portOf(*http, container);
     std::string host(json::getString(*http, "host", pod_ip));
     std::string path(json::getString(*http, "path", "/"));
     int fd = connectWithTimeout(host, port, timeout * 1000);
@@ -132,8 +131,9 @@ ProbeResult runProbe(const json::Value& probe, CriClient* cri, const std::string
   return ProbeResult::Success;  // grpc probes etc.: treated as passing
 }
 
-bool tickProbe(const json::Value& probe, ProbeState& st, std::chrono::steady_clock::time_point started,
-               CriClient* cri, const std::string& container_id, const std::string& pod_ip) {
+bool tickProbe(const json::Value& probe, const json::Value& container, ProbeState& st,
+               std::chrono::steady_clock::time_point started, CriClient* cri, const std::string& container_id,
+               const std::string& pod_ip) {
   auto now = std::chrono::steady_clock::now();
   if (st.next_run == std::chrono::steady_clock::time_point{})
     st.next_run = started + std::chrono::seconds(json::getInt(probe, "initialDelaySeconds").value_or(0));
@@ -141,7 +141,7 @@ bool tickProbe(const json::Value& probe, ProbeState& st, std::chrono::steady_clo
   st.next_run =
       now + std::chrono::seconds(std::max<int64_t>(1, json::getInt(probe, "periodSeconds").value_or(10)));
   std::string msg;
-  ProbeResult r = runProbe(probe, cri, container_id, pod_ip, msg);
+  ProbeResult r = runProbe(probe, container, cri, container_id, pod_ip, msg);
   int successThreshold = static_cast<int>(json::getInt(probe, "successThreshold").value_or(1));
   int failureThreshold = static_cast<int>(json::getInt(probe, "failureThreshold").value_or(3));
   if (r == ProbeResult::Success) {

@@ -13,13 +13,18 @@ constexpr std::string_view kSetElementOrder = "$setElementOrder/";
 constexpr std::string_view kDeleteFromPrimitiveList = "$deleteFromPrimitiveList/";
 constexpr int kMaxDepth = 100;
 
-bool hasPrefix(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-bool isDirectiveKey(std::string_view k) {
-  return k == kPatch || k == kRetainKeys || hasPrefix(k, kSetElementOrder) || hasPrefix(k, kDeleteFromPrimitiveList);
+bool hasPrefix(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
 }
 
-ApiError badPatch(const std::string& msg) { return ApiError::badRequest(msg); }
+bool isDirectiveKey(std::string_view k) {
+  return k == kPatch || k == kRetainKeys || hasPrefix(k, kSetElementOrder) ||
+         hasPrefix(k, kDeleteFromPrimitiveList);
+}
+
+ApiError badPatch(const std::string& msg) {
+  return ApiError::badRequest(msg);
+}
 
 const apis::SchemaNode* childOf(const apis::SchemaNode* s, std::string_view key) {
   if (!s) return nullptr;
@@ -37,8 +42,8 @@ Status mergeMap(json::Value& target, const json::Value& patch, const apis::Schem
                 json::Allocator& a, int depth);
 
 // Copies a patch value into place, processing directives as a merge into nothing.
-Status materialize(json::Value& out, const json::Value& patch, const apis::SchemaNode* schema, json::Allocator& a,
-                   int depth) {
+Status materialize(json::Value& out, const json::Value& patch, const apis::SchemaNode* schema,
+                   json::Allocator& a, int depth) {
   if (patch.IsObject()) {
     out.SetObject();
     return mergeMap(out, patch, schema, a, depth + 1);
@@ -86,8 +91,59 @@ void applyOrder(json::Value& list, const json::Value& order, const std::string& 
   for (rapidjson::SizeType i = 0; i < list.Size(); ++i) list[i] = std::move(moved[i]);
 }
 
-Status mergeList(json::Value& target, const json::Value& patch, const apis::SchemaNode* field, json::Allocator& a,
-                 int depth) {
+// Upstream's order after merging a list: the patch's items in the patch's order,
+// interleaved with the items only the server had, in their live order; a server-only item
+// goes before a patch item only when both were in the live list in that order.
+void orderAfterMerge(json::Value& target, const std::vector<std::string>& server_keys,
+                     const std::vector<std::string>& patch_keys, const std::string& merge_key,
+                     json::Allocator& a) {
+  auto keyOfItem = [&](const json::Value& v) {
+    return merge_key.empty() ? json::serialize(v) : keyOf(v, merge_key);
+  };
+  auto indexIn = [](const std::vector<std::string>& keys, const std::string& k) {
+    auto it = std::find(keys.begin(), keys.end(), k);
+    return it == keys.end() ? -1 : static_cast<int>(it - keys.begin());
+  };
+  std::vector<json::Value> fromPatch, serverOnly;
+  std::vector<std::string> patchItemKeys, serverItemKeys;
+  for (auto& v : target.GetArray()) {
+    std::string k = keyOfItem(v);
+    if (indexIn(patch_keys, k) >= 0) {
+      fromPatch.emplace_back(std::move(v));
+      patchItemKeys.push_back(k);
+    } else {
+      serverOnly.emplace_back(std::move(v));
+      serverItemKeys.push_back(k);
+    }
+  }
+  // The patch's items in the patch's order.
+  std::vector<size_t> order(fromPatch.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return indexIn(patch_keys, patchItemKeys[x]) < indexIn(patch_keys, patchItemKeys[y]);
+  });
+  json::Value out(rapidjson::kArrayType);
+  size_t i = 0, j = 0;
+  while (i < serverOnly.size() || j < order.size()) {
+    bool takeServer;
+    if (j >= order.size()) {
+      takeServer = true;
+    } else if (i >= serverOnly.size()) {
+      takeServer = false;
+    } else {
+      int li = indexIn(server_keys, serverItemKeys[i]), ri = indexIn(server_keys, patchItemKeys[order[j]]);
+      takeServer = li >= 0 && ri >= 0 && li < ri;
+    }
+    if (takeServer)
+      out.PushBack(std::move(serverOnly[i++]), a);
+    else
+      out.PushBack(std::move(fromPatch[order[j++]]), a);
+  }
+  target = std::move(out);
+}
+
+Status mergeList(json::Value& target, const json::Value& patch, const apis::SchemaNode* field,
+                 json::Allocator& a, int depth) {
   std::string strategy = field ? field->patch_strategy : "";
   std::string mergeKey = field ? field->patch_merge_key : "";
   bool merge = strategy.find("merge") != std::string::npos;
@@ -105,15 +161,22 @@ Status mergeList(json::Value& target, const json::Value& patch, const apis::Sche
   for (auto& v : patch.GetArray())
     if (v.IsObject()) objects = true;
   if (!objects || mergeKey.empty()) {
-    // Primitive list (or objects without a key): union, keeping existing order.
+    // Primitive list (or objects without a key): the union, in upstream's order.
+    std::vector<std::string> serverKeys, patchKeys;
+    for (auto& t : target.GetArray()) serverKeys.push_back(json::serialize(t));
     for (auto& v : patch.GetArray()) {
+      patchKeys.push_back(json::serialize(v));
       bool present = false;
       for (auto& t : target.GetArray())
         if (t == v) present = true;
       if (!present) target.PushBack(json::Value(v, a), a);
     }
+    orderAfterMerge(target, serverKeys, patchKeys, "", a);
     return okStatus();
   }
+  std::vector<std::string> serverKeys, patchKeys;
+  for (auto& t : target.GetArray())
+    if (t.IsObject()) serverKeys.push_back(keyOf(t, mergeKey));
   for (auto& v : patch.GetArray()) {
     if (!v.IsObject()) return badPatch("a list with merge key \"" + mergeKey + "\" must hold objects");
     const json::Value* kv = json::find(v, mergeKey);
@@ -133,6 +196,7 @@ Status mergeList(json::Value& target, const json::Value& patch, const apis::Sche
       if (found < target.Size()) target.Erase(target.Begin() + found);
       continue;
     }
+    patchKeys.push_back(key);
     if (found < target.Size()) {
       if (auto st = mergeMap(target[found], v, items, a, depth + 1); !st) return st;
     } else {
@@ -141,11 +205,12 @@ Status mergeList(json::Value& target, const json::Value& patch, const apis::Sche
       target.PushBack(item, a);
     }
   }
+  orderAfterMerge(target, serverKeys, patchKeys, mergeKey, a);
   return okStatus();
 }
 
-Status mergeMap(json::Value& target, const json::Value& patch, const apis::SchemaNode* schema, json::Allocator& a,
-                int depth) {
+Status mergeMap(json::Value& target, const json::Value& patch, const apis::SchemaNode* schema,
+                json::Allocator& a, int depth) {
   if (depth > kMaxDepth) return badPatch("the patch is nested too deeply");
   if (!target.IsObject()) target.SetObject();
   std::string_view directive = json::getString(patch, kPatch);
@@ -154,7 +219,8 @@ Status mergeMap(json::Value& target, const json::Value& patch, const apis::Schem
     for (auto& m : patch.GetObject()) {
       if (json::view(m.name) == kPatch) continue;
       json::Value v;
-      if (auto st = materialize(v, m.value, childOf(schema, json::view(m.name)), a, depth + 1); !st) return st;
+      if (auto st = materialize(v, m.value, childOf(schema, json::view(m.name)), a, depth + 1); !st)
+        return st;
       target.AddMember(json::Value(m.name, a), v, a);
     }
     return okStatus();
@@ -175,8 +241,10 @@ Status mergeMap(json::Value& target, const json::Value& patch, const apis::Schem
       if (!cur || !cur->IsArray() || !m.value.IsArray()) continue;
       for (auto& del : m.value.GetArray())
         for (auto it = cur->Begin(); it != cur->End();) {
-          if (*it == del) it = cur->Erase(it);
-          else ++it;
+          if (*it == del)
+            it = cur->Erase(it);
+          else
+            ++it;
         }
       continue;
     }
@@ -212,14 +280,18 @@ Status mergeMap(json::Value& target, const json::Value& patch, const apis::Schem
       bool keep = false;
       for (auto& k : retain->GetArray())
         if (k.IsString() && json::view(k) == json::view(it->name)) keep = true;
-      if (keep) ++it;
-      else it = target.EraseMember(it);
+      if (keep)
+        ++it;
+      else
+        it = target.EraseMember(it);
     }
   }
   // Directive keys never survive into the object.
   for (auto it = target.MemberBegin(); it != target.MemberEnd();) {
-    if (isDirectiveKey(json::view(it->name))) it = target.EraseMember(it);
-    else ++it;
+    if (isDirectiveKey(json::view(it->name)))
+      it = target.EraseMember(it);
+    else
+      ++it;
   }
   return okStatus();
 }

@@ -265,3 +265,67 @@ def test_lost_node_is_tainted_its_pods_evicted_and_replaced(cluster):
         ready = {x["type"]: x for x in n["status"]["conditions"]}["Ready"]["status"]
         return ready == "True" and not [t for t in n["spec"].get("taints", []) if "node.kubernetes.io" in t["key"]]
     wait_until(recovered, "fake-2 Ready and untainted", timeout=30)
+
+
+def test_endpoints_follow_the_selected_pods(cluster):
+    c = cluster
+    kubectl(c, "create", "namespace", "ep")
+    manifest = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: ep}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: c
+        image: busybox:1.36
+        ports: [{name: http, containerPort: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: ep, labels: {tier: front}}
+spec:
+  selector: {app: web}
+  ports:
+  - {name: http, port: 80, targetPort: http}
+  - {name: metrics, port: 9100, targetPort: 9100}
+"""
+    subprocess.run([KUBECTL, "--kubeconfig", c["server"].kubeconfig, "apply", "-f", "-"], input=manifest,
+                   text=True, check=True, capture_output=True, env=dict(os.environ, HOME=c["work"]))
+    kubectl(c, "-n", "ep", "rollout", "status", "deploy/web", "--timeout=60s")
+
+    def endpoints():
+        out = kubectl(c, "-n", "ep", "get", "endpoints", "web", "-o", "json", check=False)
+        return json.loads(out.stdout) if out.returncode == 0 else None
+
+    def addresses():
+        ep = endpoints() or {}
+        return sorted(a["ip"] for s in ep.get("subsets", []) for a in s.get("addresses", []))
+
+    pods = get_json(c, "-n", "ep", "pods", "-l", "app=web")["items"]
+    ips = sorted(p["status"]["podIP"] for p in pods)
+    wait_until(lambda: addresses() == ips, "the 3 pod IPs in the Endpoints")
+    ep = endpoints()
+    assert ep["metadata"]["labels"] == {"tier": "front"}
+    subset = ep["subsets"][0]
+    assert sorted((p["name"], p["port"], p["protocol"]) for p in subset["ports"]) == \
+        [("http", 8080, "TCP"), ("metrics", 9100, "TCP")]
+    by_ip = {a["ip"]: a for a in subset["addresses"]}
+    for p in pods:
+        a = by_ip[p["status"]["podIP"]]
+        assert a["nodeName"] == p["spec"]["nodeName"]
+        assert a["targetRef"] == {"kind": "Pod", "namespace": "ep", "name": p["metadata"]["name"],
+                                  "uid": p["metadata"]["uid"]}
+    assert "web" in kubectl(c, "-n", "ep", "get", "endpoints").stdout
+    # Scaling changes the addresses; an edit by hand is put right.
+    kubectl(c, "-n", "ep", "scale", "deploy/web", "--replicas=1")
+    wait_until(lambda: len(addresses()) == 1, "one address")
+    kubectl(c, "-n", "ep", "patch", "endpoints", "web", "--type=merge", "-p", '{"subsets":null}')
+    wait_until(lambda: len(addresses()) == 1, "the address restored")
+    # Deleting the Service deletes its Endpoints.
+    kubectl(c, "-n", "ep", "delete", "service", "web")
+    wait_until(lambda: endpoints() is None, "Endpoints deleted with the Service")

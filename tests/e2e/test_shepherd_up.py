@@ -1,12 +1,14 @@
 """`shepherd up`: starts the API server, scheduler, controller manager, containerd and one real node; a
 `kubectl run` pod runs and logs; deleting it removes its containers, sandbox and cgroups;
 stopping leaves nothing running."""
+import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
@@ -93,6 +95,25 @@ def test_shepherd_up_runs_a_real_pod_and_stops_cleanly():
             assert left == [], left
             assert node.pod_cgroups(uid) == []
             assert not os.path.exists(os.path.join(data, "kubelet", "pods", uid))
+            # The example web application: a Deployment and a Service on the real node.
+            kubectl("apply", "-f", os.path.join(REPO, "manifests", "examples", "web-app.yaml"))
+            kubectl("rollout", "status", "deployment/hello-web", "--timeout=90s", timeout=100)
+            pods = json.loads(kubectl("get", "pods", "-l", "app=hello-web", "-o", "json").stdout)["items"]
+            pods = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+            assert len(pods) == 2 and all(p["status"]["phase"] == "Running" for p in pods), pods
+            ips = sorted(p["status"]["podIP"] for p in pods)
+            deadline = time.time() + 20
+            listed = []
+            while listed != ips and time.time() < deadline:
+                ep = json.loads(kubectl("get", "endpoints", "hello-web", "-o", "json").stdout)
+                listed = sorted(a["ip"] for s in ep.get("subsets", []) for a in s.get("addresses", []))
+                time.sleep(0.2)
+            assert listed == ips, (listed, ips)
+            assert ep["subsets"][0]["ports"] == [{"name": "http", "port": 8080, "protocol": "TCP"}]
+            for p in pods:  # the web server answers on each pod IP, from the host
+                with urllib.request.urlopen("http://%s:8080/" % p["status"]["podIP"], timeout=10) as resp:
+                    assert resp.read().decode() == "hello from %s\n" % p["metadata"]["name"]
+            kubectl("delete", "-f", os.path.join(REPO, "manifests", "examples", "web-app.yaml"), "--wait=false")
         finally:
             proc.send_signal(signal.SIGTERM)
             try:

@@ -3,6 +3,7 @@
 // upstream's kubelet (pkg/kubelet/kubelet_pods.go, third_party/forked/golang/expansion,
 // pkg/fieldpath, pkg/api/v1/resource, pkg/volume/*, pkg/kubelet/kuberuntime/logs).
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -24,6 +25,7 @@
 #include "common/json.h"
 #include "handlers/http/message.h"
 #include "kubelet-lite/cgroups.h"
+#include "kubelet-lite/probes.h"
 #include "kubelet-lite/cri_log.h"
 #include "kubelet-lite/env.h"
 #include "kubelet-lite/log_server.h"
@@ -1353,4 +1355,28 @@ TEST(Cgroups, PodCgroupParentByQosClass) {
   EXPECT_EQ(podCgroupParent("/kubepods", burstable, "1234"), "/kubepods/burstable/pod1234");
   EXPECT_EQ(podCgroupParent("/kubepods", bestEffort, "1234"), "/kubepods/besteffort/pod1234");
   EXPECT_EQ(podCgroupParent("/shepherd/node-a", bestEffort, "u-1"), "/shepherd/node-a/besteffort/podu-1");
+}
+
+// ---------------------------------------------------------------------------------------
+// Probes: a named port resolves against the container's ports.
+
+TEST(Probes, NamedPortResolvesAgainstTheContainer) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  int port = ntohs(addr.sin_port);
+  json::Document container = parseJson(R"({"name": "c", "ports": [{"name": "http", "containerPort": )" +
+                                       std::to_string(port) + "}]}");
+  json::Document byName = parseJson(R"({"tcpSocket": {"port": "http"}})");
+  json::Document unknown = parseJson(R"({"tcpSocket": {"port": "nope"}})");
+  std::string msg;
+  EXPECT_EQ(runProbe(byName, container, nullptr, "", "127.0.0.1", msg), ProbeResult::Success) << msg;
+  EXPECT_EQ(runProbe(unknown, container, nullptr, "", "127.0.0.1", msg), ProbeResult::Failure);
+  close(fd);
 }

@@ -1,0 +1,389 @@
+"""Ports of the Garbage collector [Conformance] tests of
+test/e2e/apimachinery/garbage_collector.go (kubernetes/kubernetes) that need no
+ReplicationController controller: "should not be blocked by dependency circle", "should
+orphan RS created by deployment when deleteOptions.PropagationPolicy is Orphan" and "should
+delete RS created by deployment when not orphaning".
+
+They need shepherd-controller-manager's garbage collector, and the Deployment and ReplicaSet
+controllers, the scheduler and the two nodes (conftest.py): the pods run for real.
+
+Image substitution: imageutils.Nginx (a server that runs until it is stopped) becomes
+AGNHOST_IMAGE (agnhost-lite, whose default command `pause` runs until it is stopped); the
+container keeps upstream's name "nginx".
+
+Not ported: "should keep the rc around until all its pods are deleted if the deleteOptions
+says so" (and the other ReplicationController tests): it waits for the RC's
+status.replicas to reach spec.replicas (waitForReplicas) and for the RC's pods to exist,
+which needs a ReplicationController controller; shepherd-controller-manager has none.
+
+gatherMetrics: upstream's MetricsGrabber grabs kube-controller-manager metrics only from a
+kube-system pod named kube-controller-manager-*; without one (as here) it logs that it
+skips the gathering. The port lists kube-system pods the same way and logs the same.
+"""
+
+import json
+import re
+import time
+
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from e2e_framework import (AGNHOST_IMAGE, by, conformance, describe_error, expect_no_error,
+                           fail, go_deref, logf, new_deployment)
+
+GC_INFORMER_RESYNC_RETRY_TIMEOUT = 60  # gcInformerResyncRetryTimeout
+NGINX_IMAGE = AGNHOST_IMAGE  # imageutils.GetE2EImage(imageutils.Nginx), see the module doc
+
+_label_count = 0  # lablecount
+
+
+def get_uniq_label(labelkey, labelvalue):
+    """getUniqLabel"""
+    global _label_count
+    _label_count += 1
+    return {"%s-%05d" % (labelkey, _label_count): "%s-%05d" % (labelvalue, _label_count)}
+
+
+def get_foreground_options():
+    return client.V1DeleteOptions(propagation_policy="Foreground")
+
+
+def get_background_options():
+    return client.V1DeleteOptions(propagation_policy="Background")
+
+
+def get_orphan_options():
+    return client.V1DeleteOptions(propagation_policy="Orphan")
+
+
+def new_owner_deployment(f, deployment_name, labels):
+    """newOwnerDeployment"""
+    return new_deployment(deployment_name, 2, labels, "nginx", NGINX_IMAGE, "RollingUpdate")
+
+
+def new_gc_pod(name):
+    """newGCPod"""
+    return client.V1Pod(
+        api_version="v1", kind="Pod",
+        metadata=client.V1ObjectMeta(name=name),
+        spec=client.V1PodSpec(
+            termination_grace_period_seconds=0,
+            containers=[client.V1Container(name="nginx", image=NGINX_IMAGE)]))
+
+
+class _PollError(Exception):
+    pass
+
+
+def verify_remaining_objects(f, objects):
+    """verifyRemainingObjects: (ok, error text or None)."""
+    ns = f.namespace.metadata.name
+    apps = client.AppsV1Api(f.api_client)
+    ret = True
+    for obj, num in objects.items():
+        if obj == "Pods":
+            try:
+                pods = f.core.list_namespaced_pod(ns)
+            except ApiException as err:
+                return False, "failed to list pods: %s" % describe_error(err)
+            if len(pods.items) != num:
+                ret = False
+                by("expected %d pods, got %d pods" % (num, len(pods.items)))
+        elif obj == "Deployments":
+            try:
+                deployments = apps.list_namespaced_deployment(ns)
+            except ApiException as err:
+                return False, "failed to list deployments: %s" % describe_error(err)
+            if len(deployments.items) != num:
+                ret = False
+                by("expected %d Deployments, got %d Deployments" % (num, len(deployments.items)))
+        elif obj == "ReplicaSets":
+            try:
+                rs = apps.list_namespaced_replica_set(ns)
+            except ApiException as err:
+                return False, "failed to list rs: %s" % describe_error(err)
+            if len(rs.items) != num:
+                ret = False
+                by("expected %d rs, got %d rs" % (num, len(rs.items)))
+        else:
+            return False, "object %s is not supported" % obj
+    return ret, None
+
+
+def poll_until(interval, timeout, immediate, condition):
+    """wait.PollUntilContextTimeout: condition() returns (done, error text or None); an
+    error ends the poll. Returns None or the error text."""
+    deadline = time.monotonic() + timeout
+    if not immediate:
+        time.sleep(interval)
+    while True:
+        done, err = condition()
+        if err is not None:
+            return err
+        if done:
+            return None
+        if time.monotonic() + interval > deadline:
+            return "context deadline exceeded"
+        time.sleep(interval)
+
+
+def gather_metrics(f):
+    """gatherMetrics (see the module doc)."""
+    by("Gathering metrics")
+    try:
+        pod_list = f.core.list_namespaced_pod("kube-system")
+    except ApiException:
+        logf("Failed to create MetricsGrabber. Skipping metrics gathering.")
+        return
+    controller_manager = [p.metadata.name for p in pod_list.items
+                          if re.match("kube-controller-manager-.*", p.metadata.name)]
+    if not controller_manager:
+        # GrabFromControllerManager: MetricsGrabbingDisabledError
+        logf("MetricsGrabber failed grab metrics. Skipping metrics gathering.")
+        return
+    logf("kube-controller-manager pod %s found; Shepherd does not serve its metrics "
+         "through the API server proxy. Skipping metrics gathering.", controller_manager[0])
+
+
+def gc_framework(new_framework):
+    """SIGDescribe("Garbage collector"): NewDefaultFramework("gc"),
+    NamespacePodSecurityLevel baseline."""
+    return new_framework("gc", "baseline")
+
+
+def f_sanitize(obj):
+    """The object as JSON-shaped data (for %#v-like failure messages)."""
+    return client.ApiClient().sanitize_for_serialization(obj)
+
+
+# Release: v1.9
+# Testname: Garbage Collector, delete deployment,  propagation policy background
+# Description: Create a deployment with a replicaset. Once replicaset is created , delete the
+# deployment  with deleteOptions.PropagationPolicy set to Background. Deleting the deployment
+# MUST delete the replicaset created by the deployment and also the Pods that belong to the
+# deployments MUST be deleted.
+@conformance("[sig-api-machinery] Garbage collector should delete RS created by deployment "
+             "when not orphaning [Conformance]")
+def test_gc_delete_rs_created_by_deployment_when_not_orphaning(new_framework):
+    f = gc_framework(new_framework)
+    ns = f.namespace.metadata.name
+    apps = client.AppsV1Api(f.api_client)
+    deployment_name = "simpletest.deployment"
+    uniq_labels = get_uniq_label("gctest", "delete_rs")
+    deployment = new_owner_deployment(f, deployment_name, uniq_labels)
+    by("create the deployment")
+    try:
+        created_deployment = apps.create_namespaced_deployment(ns, deployment)
+    except ApiException as err:
+        fail("Failed to create deployment: %s", describe_error(err))
+    # wait for deployment to create some rs
+    by("Wait for the Deployment to create new ReplicaSet")
+
+    def rs_created():
+        try:
+            rs_list = apps.list_namespaced_replica_set(ns)
+        except ApiException as err:
+            return False, "failed to list rs: %s" % describe_error(err)
+        return len(rs_list.items) > 0, None
+
+    err = poll_until(0.5, 60, True, rs_created)
+    if err is not None:
+        fail("Failed to wait for the Deployment to create some ReplicaSet: %s", err)
+
+    by("delete the deployment")
+    delete_options = get_background_options()
+    delete_options.preconditions = client.V1Preconditions(uid=created_deployment.metadata.uid)
+    try:
+        apps.delete_namespaced_deployment(deployment.metadata.name, ns, body=delete_options)
+    except ApiException as err:
+        fail("failed to delete the deployment: %s", describe_error(err))
+    by("wait for all rs to be garbage collected")
+    err = poll_until(0.5, 60 + GC_INFORMER_RESYNC_RETRY_TIMEOUT, True,
+                     lambda: verify_remaining_objects(
+                         f, {"Deployments": 0, "ReplicaSets": 0, "Pods": 0}))
+    if err is not None:
+        err_list = [err]
+        try:
+            remaining_rss = apps.list_namespaced_replica_set(ns)
+        except ApiException as lerr:
+            err_list.append("failed to list RSs post mortem: %s" % describe_error(lerr))
+        else:
+            err_list.append("remaining rs are: %s" % json.dumps(f_sanitize(remaining_rss)))
+        fail("Failed to wait for all rs to be garbage collected: [%s]", ", ".join(err_list))
+
+    gather_metrics(f)
+
+
+# Release: v1.9
+# Testname: Garbage Collector, delete deployment, propagation policy orphan
+# Description: Create a deployment with a replicaset. Once replicaset is created , delete the
+# deployment  with deleteOptions.PropagationPolicy set to Orphan. Deleting the deployment MUST
+# cause the replicaset created by the deployment to be orphaned, also the Pods created by the
+# deployments MUST be orphaned.
+@conformance("[sig-api-machinery] Garbage collector should orphan RS created by deployment when "
+             "deleteOptions.PropagationPolicy is Orphan [Conformance]")
+def test_gc_orphan_rs_created_by_deployment(new_framework):
+    f = gc_framework(new_framework)
+    ns = f.namespace.metadata.name
+    apps = client.AppsV1Api(f.api_client)
+    deployment_name = "simpletest.deployment"
+    uniq_labels = get_uniq_label("gctest", "orphan_rs")
+    deployment = new_owner_deployment(f, deployment_name, uniq_labels)
+    by("create the deployment")
+    try:
+        created_deployment = apps.create_namespaced_deployment(ns, deployment)
+    except ApiException as err:
+        fail("Failed to create deployment: %s", describe_error(err))
+    # wait for deployment to create some rs
+    by("Wait for the Deployment to create new ReplicaSet")
+    found = []
+
+    def rs_created():
+        try:
+            rs_list = apps.list_namespaced_replica_set(ns)
+        except ApiException as err:
+            return False, "failed to list rs: %s" % describe_error(err)
+        if len(rs_list.items) > 0:
+            found.append(rs_list.items[0])
+            return True, None
+        return False, None
+
+    err = poll_until(0.5, 60, True, rs_created)
+    if err is not None:
+        fail("Failed to wait for the Deployment to create some ReplicaSet: %s", err)
+    replicaset = found[0]
+
+    desired_generation = replicaset.metadata.generation
+
+    def rs_synced():
+        try:
+            new_rs = apps.read_namespaced_replica_set(replicaset.metadata.name,
+                                                      replicaset.metadata.namespace)
+        except ApiException as err:
+            return False, describe_error(err)
+        observed = (new_rs.status.observed_generation or 0) if new_rs.status else 0
+        replicas = (new_rs.status.replicas or 0) if new_rs.status else 0
+        return (observed >= (desired_generation or 0) and
+                replicas == go_deref(replicaset.spec.replicas, "replicaset.Spec.Replicas")), None
+
+    err = poll_until(0.1, 60, True, rs_synced)
+    if err is not None:
+        fail("failed to verify .Status.Replicas is equal to .Spec.Replicas for replicaset %r: %s",
+             replicaset.metadata.name, err)
+
+    by("delete the deployment")
+    delete_options = get_orphan_options()
+    delete_options.preconditions = client.V1Preconditions(uid=created_deployment.metadata.uid)
+    try:
+        apps.delete_namespaced_deployment(deployment.metadata.name, ns, body=delete_options)
+    except ApiException as err:
+        fail("failed to delete the deployment: %s", describe_error(err))
+    by("wait for deployment deletion to see if the garbage collector mistakenly deletes the rs")
+
+    def deployment_gone():
+        try:
+            d_list = apps.list_namespaced_deployment(ns)
+        except ApiException as err:
+            return False, "failed to list deployments: %s" % describe_error(err)
+        return len(d_list.items) == 0, None
+
+    err = poll_until(0.5, 60 + GC_INFORMER_RESYNC_RETRY_TIMEOUT, True, deployment_gone)
+    if err is not None:
+        fail("Failed to wait for the Deployment to be deleted: %s", err)
+    # Once the deployment object is gone, we'll know the GC has finished performing any
+    # relevant actions.
+    objects = {"Deployments": 0, "ReplicaSets": 1, "Pods": 2}
+    ok, err = verify_remaining_objects(f, objects)
+    if err is not None:
+        fail("Unexpected error while verifying remaining deployments, rs, and pods: %s", err)
+    if not ok:
+        err_list = []
+        try:
+            remaining_rss = apps.list_namespaced_replica_set(ns)
+        except ApiException as lerr:
+            err_list.append("failed to list RSs post mortem: %s" % describe_error(lerr))
+        else:
+            err_list.append("remaining rs post mortem: %s" % json.dumps(f_sanitize(remaining_rss)))
+        try:
+            remaining_dss = apps.list_namespaced_deployment(ns)
+        except ApiException as lerr:
+            err_list.append("failed to list Deployments post mortem: %s" % describe_error(lerr))
+        else:
+            err_list.append("remaining deployment's post mortem: %s"
+                            % json.dumps(f_sanitize(remaining_dss)))
+        fail("Failed to verify remaining deployments, rs, and pods: [%s]", ", ".join(err_list))
+    try:
+        rs = apps.list_namespaced_replica_set(ns)
+    except ApiException as err:
+        fail("Failed to list ReplicaSet %s", describe_error(err))
+    for replica_set in rs.items:
+        # metav1.GetControllerOf
+        controller = [r for r in (replica_set.metadata.owner_references or []) if r.controller]
+        if controller:
+            fail("Found ReplicaSet with non nil ownerRef %s", json.dumps(f_sanitize(replica_set)))
+
+    gather_metrics(f)
+
+
+# Release: v1.9
+# Testname: Garbage Collector, dependency cycle
+# Description: Create three pods, patch them with Owner references such that pod1 has pod3,
+# pod2 has pod1 and pod3 has pod2 as owner references respectively. Delete pod1 MUST delete
+# all pods. The dependency cycle MUST not block the garbage collection.
+@conformance("[sig-api-machinery] Garbage collector should not be blocked by dependency circle "
+             "[Conformance]")
+def test_gc_not_blocked_by_dependency_circle(new_framework):
+    f = gc_framework(new_framework)
+    ns = f.namespace.metadata.name
+    pod_client = f.core
+    pod1_name = "pod1"
+    pod1 = expect_no_error(pod_client.create_namespaced_pod, ns, new_gc_pod(pod1_name),
+                           explain="failed to create pod %s in namespace: %s" % (pod1_name, ns))
+    pod2_name = "pod2"
+    pod2 = expect_no_error(pod_client.create_namespaced_pod, ns, new_gc_pod(pod2_name),
+                           explain="failed to create pod %s in namespace: %s" % (pod2_name, ns))
+    pod3_name = "pod3"
+    pod3 = expect_no_error(pod_client.create_namespaced_pod, ns, new_gc_pod(pod3_name),
+                           explain="failed to create pod %s in namespace: %s" % (pod3_name, ns))
+
+    # create circular dependency
+    def add_ref_patch(name, uid):
+        return json.loads('{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"Pod",'
+                          '"name":"%s","uid":"%s","controller":true,"blockOwnerDeletion":true}]}}'
+                          % (name, uid))
+
+    patch1 = add_ref_patch(pod3.metadata.name, pod3.metadata.uid)
+    pod1 = expect_no_error(pod_client.patch_namespaced_pod, pod1.metadata.name, ns, patch1,
+                           explain="failed to apply to pod %s in namespace %s, a strategic merge "
+                                   "patch: %s" % (pod1.metadata.name, ns, json.dumps(patch1)))
+    logf("pod1.ObjectMeta.OwnerReferences=%s", f_sanitize(pod1.metadata.owner_references))
+    patch2 = add_ref_patch(pod1.metadata.name, pod1.metadata.uid)
+    pod2 = expect_no_error(pod_client.patch_namespaced_pod, pod2.metadata.name, ns, patch2,
+                           explain="failed to apply to pod %s in namespace %s, a strategic merge "
+                                   "patch: %s" % (pod2.metadata.name, ns, json.dumps(patch2)))
+    logf("pod2.ObjectMeta.OwnerReferences=%s", f_sanitize(pod2.metadata.owner_references))
+    patch3 = add_ref_patch(pod2.metadata.name, pod2.metadata.uid)
+    pod3 = expect_no_error(pod_client.patch_namespaced_pod, pod3.metadata.name, ns, patch3,
+                           explain="failed to apply to pod %s in namespace %s, a strategic merge "
+                                   "patch: %s" % (pod3.metadata.name, ns, json.dumps(patch3)))
+    logf("pod3.ObjectMeta.OwnerReferences=%s", f_sanitize(pod3.metadata.owner_references))
+    # delete one pod, should result in the deletion of all pods
+    delete_options = get_foreground_options()
+    delete_options.preconditions = client.V1Preconditions(uid=pod1.metadata.uid)
+    expect_no_error(pod_client.delete_namespaced_pod, pod1.metadata.name, ns,
+                    body=delete_options,
+                    explain="failed to delete pod %s in namespace: %s" % (pod1.metadata.name, ns))
+    pods = [None]
+
+    def all_deleted():
+        try:
+            pods[0] = pod_client.list_namespaced_pod(ns)
+        except ApiException as err:
+            return False, "failed to list pods: %s" % describe_error(err)
+        return len(pods[0].items) == 0, None
+
+    err = poll_until(5, 90 + GC_INFORMER_RESYNC_RETRY_TIMEOUT, False, all_deleted)
+    if err is not None:
+        data = json.dumps(f_sanitize(pods[0].items)) if pods[0] is not None else "null"
+        logf("pods are %s", data)
+        fail("failed to wait for all pods to be deleted: %s", err)
