@@ -709,10 +709,11 @@ def cell_patch_strategic(k):
          '[{"name":"app","image":"nginx:1.27","env":[{"name":"B","value":"2"}]}]}}}}',
          expect="deployment.apps/pstrat patched")
     c = containers()
-    # merged by name: both containers stay, env merged by name too
+    # merged by name: both containers stay, env merged by name too; as upstream orders a
+    # merged list, the patch's new item comes before the live-only one
     assert [x["name"] for x in c] == ["app", "side"], c
     assert c[0]["image"] == "nginx:1.27" and c[1]["image"] == "busybox:1.36", c
-    assert c[0]["env"] == [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}], c
+    assert c[0]["env"] == [{"name": "B", "value": "2"}, {"name": "A", "value": "1"}], c
     assert k.get("apps/v1", "deployments", "pstrat")["metadata"]["labels"] == \
         {"app": "pstrat", "tier": "fe"}
     # $patch: delete directive
