@@ -20,8 +20,8 @@ std::string fixedNano(const std::string& t) {
   }
   frac.resize(9, '0');
   std::string zone = t.substr(i);
-  if (zone == "z" || zone == "+00:00" || zone == "-00:00") zone = "Z";
-  return out + "." + frac + zone;
+  bool utc = zone == "z" || zone == "+00:00" || zone == "-00:00";
+  return out + "." + frac + (utc ? std::string("Z") : zone);
 }
 
 // Appends the logical lines of `content`'s complete records and returns how many bytes

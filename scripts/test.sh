@@ -22,7 +22,7 @@ run_suites() {
   ctest --test-dir "$builddir" --output-on-failure -R watch_stress
   step "end-to-end tests ($builddir)"
   /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e
-  step "conformance (Tier A) ($builddir)"
+  step "conformance ($builddir)"
   /usr/bin/python3 conformance/run.py
   step "kubectl 1.27-1.33 matrix ($builddir)"
   /usr/bin/python3 tests/kubectl_matrix/report.py
