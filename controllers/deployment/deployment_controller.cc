@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "controllers/deployment/deployment_util.h"
 #include "controllers/manager/controller_ref.h"
+#include "controllers/manager/object_meta.h"
 #include "controllers/replicaset/pod_state.h"
 
 namespace shepherd::controllers {
@@ -16,19 +17,9 @@ using namespace deployment;
 
 namespace {
 
-const char* const kNamespaceIndex = "namespace";
 constexpr const char* kApiVersion = "apps/v1";
 constexpr const char* kKind = "Deployment";
 
-std::string nameOf(const json::Value& o) {
-  return std::string(json::getStringPath(o, {"metadata", "name"}));
-}
-std::string namespaceOf(const json::Value& o) {
-  return std::string(json::getStringPath(o, {"metadata", "namespace"}));
-}
-std::string uidOf(const json::Value& o) {
-  return std::string(json::getStringPath(o, {"metadata", "uid"}));
-}
 std::string createdOf(const json::Value& o) {
   return std::string(json::getStringPath(o, {"metadata", "creationTimestamp"}));
 }
@@ -121,9 +112,8 @@ DeploymentController::DeploymentController(client::RestClient& c, client::Shared
       replicasets_(informers.get(client::allObjects("apps", "v1", "replicasets"))),
       pods_(informers.get(client::allObjects("", "v1", "pods"))),
       events_(events) {
-  auto byNamespace = [](const json::Value& o) { return std::vector<std::string>{namespaceOf(o)}; };
-  replicasets_.addIndex(kNamespaceIndex, byNamespace);
-  pods_.addIndex(kNamespaceIndex, byNamespace);
+  indexByNamespace(replicasets_);
+  indexByNamespace(pods_);
   client::EventHandlers dh;
   dh.on_add = [this](const client::Object& o) { queue_.add(client::objectKey(*o)); };
   dh.on_update = [this](const client::Object&, const client::Object& o) {

@@ -2,17 +2,12 @@
 
 #include <map>
 
+#include "controllers/manager/object_meta.h"
 #include "controllers/replicaset/pod_state.h"
 
 namespace shepherd::controllers {
 
 namespace {
-
-const char* const kNamespaceIndex = "namespace";
-
-std::string namespaceOf(const json::Value& o) {
-  return std::string(json::getStringPath(o, {"metadata", "namespace"}));
-}
 
 // A Service selector (a plain map) matches when every pair is among the labels.
 bool selects(const json::Value& selector, const json::Value* labels) {
@@ -123,8 +118,7 @@ EndpointsController::EndpointsController(client::RestClient& c, client::SharedIn
       services_(informers.get(client::allObjects("", "v1", "services"))),
       pods_(informers.get(client::allObjects("", "v1", "pods"))),
       endpoints_(informers.get(client::allObjects("", "v1", "endpoints"))) {
-  pods_.addIndex(kNamespaceIndex,
-                 [](const json::Value& o) { return std::vector<std::string>{namespaceOf(o)}; });
+  indexByNamespace(pods_);
   client::EventHandlers sh;
   sh.on_add = [this](const client::Object& o) { queue_.add(client::objectKey(*o)); };
   sh.on_update = [this](const client::Object&, const client::Object& o) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "controllers/manager/object_meta.h"
 
 namespace shepherd::controllers {
 
@@ -12,10 +13,6 @@ constexpr std::string_view kOrphan = "orphan";
 constexpr std::string_view kForeground = "foregroundDeletion";
 const char* const kUidIndex = "uid";
 const char* const kOwnerIndex = "owner";
-
-std::string uidOf(const json::Value& obj) {
-  return std::string(json::getStringPath(obj, {"metadata", "uid"}));
-}
 
 bool hasFinalizer(const json::Value& obj, std::string_view f) {
   const json::Value* fins = json::findPath(obj, {"metadata", "finalizers"});
@@ -282,20 +279,14 @@ Status GarbageCollector::removeFinalizer(const Monitor& m, const json::Value& ob
 
 Status GarbageCollector::removeOwnerReferences(const Monitor& m, const json::Value& obj,
                                                const std::set<std::string>& uids) {
-  json::Document patch;
-  patch.SetObject();
-  auto& a = patch.GetAllocator();
-  json::Value& md = json::ensureObject(patch, "metadata", a);
+  json::Document doc;
   json::Value list(rapidjson::kArrayType);
   if (const json::Value* refs = ownerRefs(obj))
     for (auto& r : refs->GetArray())
-      if (!uids.count(std::string(json::getString(r, "uid")))) list.PushBack(json::Value(r, a), a);
-  if (list.Empty())
-    json::set(md, "ownerReferences", json::Value(rapidjson::kNullType), a);
-  else
-    json::set(md, "ownerReferences", std::move(list), a);
-  json::setString(md, "resourceVersion", json::getStringPath(obj, {"metadata", "resourceVersion"}), a);
-  auto r = client_.patch(objectPath(m.resource, obj), json::serialize(patch), "application/merge-patch+json");
+      if (!uids.count(std::string(json::getString(r, "uid"))))
+        list.PushBack(json::Value(r, doc.GetAllocator()), doc.GetAllocator());
+  auto r = client_.patch(objectPath(m.resource, obj), ownerRefsPatch(obj, std::move(list), doc),
+                         "application/merge-patch+json");
   if (!r && r.error().code != 404) return r.error();
   return okStatus();
 }

@@ -2,13 +2,11 @@
 
 #include <optional>
 
+#include "controllers/manager/object_meta.h"
+
 namespace shepherd::controllers {
 
 namespace {
-
-std::string uidOf(const json::Value& obj) {
-  return std::string(json::getStringPath(obj, {"metadata", "uid"}));
-}
 
 const json::Value* controllerOf(const json::Value& obj) {
   const json::Value* refs = json::findPath(obj, {"metadata", "ownerReferences"});
@@ -16,19 +14,6 @@ const json::Value* controllerOf(const json::Value& obj) {
   for (auto& r : refs->GetArray())
     if (json::getBool(r, "controller")) return &r;
   return nullptr;
-}
-
-// A merge patch setting metadata.ownerReferences to `refs`, guarded by resourceVersion.
-std::string ownerRefsPatch(const json::Value& obj, json::Value refs, json::Document& doc) {
-  auto& a = doc.GetAllocator();
-  doc.SetObject();
-  json::Value& md = json::ensureObject(doc, "metadata", a);
-  if (refs.Empty())
-    json::set(md, "ownerReferences", json::Value(rapidjson::kNullType), a);
-  else
-    json::set(md, "ownerReferences", std::move(refs), a);
-  json::setString(md, "resourceVersion", json::getStringPath(obj, {"metadata", "resourceVersion"}), a);
-  return json::serialize(doc);
 }
 
 }  // namespace

@@ -10,8 +10,6 @@ constexpr const char* kFinalizer = "kubernetes";
 
 NamespaceController::NamespaceController(client::RestClient& c, client::SharedInformers& informers)
     : Controller("namespace"), client_(c), deleter_(c) {
-  client::InformerOptions o;
-  o.plural = "namespaces";
   client::EventHandlers h;
   auto enqueue = [this](const client::Object& obj) {
     if (json::findPath(*obj, {"metadata", "deletionTimestamp"}))
@@ -19,7 +17,7 @@ NamespaceController::NamespaceController(client::RestClient& c, client::SharedIn
   };
   h.on_add = enqueue;
   h.on_update = [enqueue](const client::Object&, const client::Object& obj) { enqueue(obj); };
-  informers.get(o).addHandlers(std::move(h));
+  informers.get(client::allObjects("", "v1", "namespaces")).addHandlers(std::move(h));
 }
 
 Result<SyncResult> NamespaceController::sync(const std::string& name) {

@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "controllers/manager/object_meta.h"
 
 namespace shepherd::controllers {
 
@@ -12,10 +13,6 @@ namespace {
 const char* const kNodeIndex = "node";
 constexpr const char* kNotReady = "node.kubernetes.io/not-ready";
 constexpr const char* kUnreachable = "node.kubernetes.io/unreachable";
-
-std::string nameOf(const json::Value& o) {
-  return std::string(json::getStringPath(o, {"metadata", "name"}));
-}
 
 const json::Value* conditionOf(const json::Value& obj, std::string_view type) {
   const json::Value* conds = json::findPath(obj, {"status", "conditions"});

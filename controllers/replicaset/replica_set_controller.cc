@@ -5,25 +5,16 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "controllers/manager/controller_ref.h"
+#include "controllers/manager/object_meta.h"
 #include "controllers/replicaset/pod_state.h"
 
 namespace shepherd::controllers {
 
 namespace {
 
-const char* const kNamespaceIndex = "namespace";
 constexpr const char* kApiVersion = "apps/v1";
 constexpr const char* kKind = "ReplicaSet";
 
-std::string nameOf(const json::Value& obj) {
-  return std::string(json::getStringPath(obj, {"metadata", "name"}));
-}
-std::string namespaceOf(const json::Value& obj) {
-  return std::string(json::getStringPath(obj, {"metadata", "namespace"}));
-}
-std::string uidOf(const json::Value& obj) {
-  return std::string(json::getStringPath(obj, {"metadata", "uid"}));
-}
 std::string podsPath(const std::string& ns) {
   return "/api/v1/namespaces/" + client::urlEncode(ns) + "/pods";
 }
@@ -56,8 +47,7 @@ ReplicaSetController::ReplicaSetController(client::RestClient& c, client::Shared
       replicasets_(informers.get(client::allObjects("apps", "v1", "replicasets"))),
       pods_(informers.get(client::allObjects("", "v1", "pods"))),
       events_(events) {
-  pods_.addIndex(kNamespaceIndex,
-                 [](const json::Value& o) { return std::vector<std::string>{namespaceOf(o)}; });
+  indexByNamespace(pods_);
   client::EventHandlers rh;
   rh.on_add = [this](const client::Object& o) { queue_.add(client::objectKey(*o)); };
   rh.on_update = [this](const client::Object&, const client::Object& o) {

@@ -127,7 +127,8 @@ int64_t score(const PodInfo& pod, const NodeInfo& node) {
   int64_t cpu = node.requested.milli_cpu + podCpu;
   int64_t mem = node.requested.memory + podMem;
   // NodeResourcesFit (LeastAllocated), weight 1.
-  int64_t least = (fraction100(cpu, node.allocatable.milli_cpu) + fraction100(mem, node.allocatable.memory)) / 2;
+  int64_t least =
+      (fraction100(cpu, node.allocatable.milli_cpu) + fraction100(mem, node.allocatable.memory)) / 2;
   // NodeResourcesBalancedAllocation, weight 1: similar CPU and memory usage fractions.
   double cf = node.allocatable.milli_cpu > 0 ? static_cast<double>(cpu) / node.allocatable.milli_cpu : 1.0;
   double mf = node.allocatable.memory > 0 ? static_cast<double>(mem) / node.allocatable.memory : 1.0;

@@ -120,8 +120,9 @@ PodInfo parsePod(const json::Value& pod) {
   }
   if (const json::Value* ts = json::find(*spec, "tolerations"); ts && ts->IsArray())
     for (auto& t : ts->GetArray())
-      p.tolerations.push_back({std::string(json::getString(t, "key")), std::string(json::getString(t, "operator", "Equal")),
-                               std::string(json::getString(t, "value")), std::string(json::getString(t, "effect"))});
+      p.tolerations.push_back(
+          {std::string(json::getString(t, "key")), std::string(json::getString(t, "operator", "Equal")),
+           std::string(json::getString(t, "value")), std::string(json::getString(t, "effect"))});
   for (const char* list : {"containers", "initContainers"}) {
     const json::Value* cs = json::find(*spec, list);
     if (!cs || !cs->IsArray()) continue;
@@ -158,7 +159,8 @@ NodeInfo parseNode(const json::Value& node) {
     for (auto& c : conds->GetArray())
       if (json::getString(c, "type") == "Ready") n.ready = json::getString(c, "status") == "True";
   const json::Value* alloc = json::findPath(node, {"status", "allocatable"});
-  if (!alloc || !alloc->IsObject() || alloc->MemberCount() == 0) alloc = json::findPath(node, {"status", "capacity"});
+  if (!alloc || !alloc->IsObject() || alloc->MemberCount() == 0)
+    alloc = json::findPath(node, {"status", "capacity"});
   n.allocatable.milli_cpu = quantity(alloc, "cpu", true);
   n.allocatable.memory = quantity(alloc, "memory", false);
   n.allocatable.ephemeral_storage = quantity(alloc, "ephemeral-storage", false);

@@ -33,7 +33,7 @@ struct Taint {
 struct NodeSelectorRequirement {
   std::string key, op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
   std::vector<std::string> values;
-  bool field = false;   // matchFields (metadata.name) rather than labels
+  bool field = false;  // matchFields (metadata.name) rather than labels
 };
 using NodeSelectorTerm = std::vector<NodeSelectorRequirement>;  // ANDed
 
@@ -46,12 +46,14 @@ struct HostPort {
   std::string protocol;
   std::string ip;
   int32_t port = 0;
-  bool operator<(const HostPort& o) const { return std::tie(protocol, ip, port) < std::tie(o.protocol, o.ip, o.port); }
+  bool operator<(const HostPort& o) const {
+    return std::tie(protocol, ip, port) < std::tie(o.protocol, o.ip, o.port);
+  }
 };
 
 // A pod as the scheduler needs it, parsed once.
 struct PodInfo {
-  std::string key;   // ns/name
+  std::string key;  // ns/name
   std::string ns, name, uid;
   std::string scheduler_name;
   std::string node_name;

@@ -17,7 +17,9 @@ std::string hex64(uint64_t v) {
   return buf;
 }
 
-std::string rvOf(const json::Value& obj) { return std::string(json::getStringPath(obj, {"metadata", "resourceVersion"})); }
+std::string rvOf(const json::Value& obj) {
+  return std::string(json::getStringPath(obj, {"metadata", "resourceVersion"}));
+}
 
 }  // namespace
 
@@ -32,7 +34,8 @@ void SchedulerMetrics::observe(double seconds) {
 Scheduler::Scheduler(client::RestClient& client, SchedulerOptions opts)
     : client_(client),
       opts_(std::move(opts)),
-      pods_(client, client::InformerOptions{"", "v1", "pods", "", "", "status.phase!=Succeeded,status.phase!=Failed", 500}),
+      pods_(client, client::InformerOptions{"", "v1", "pods", "", "",
+                                            "status.phase!=Succeeded,status.phase!=Failed", 500}),
       nodes_(client, client::InformerOptions{"", "v1", "nodes", "", "", "", 500}),
       queue_(opts_.initial_backoff, opts_.max_backoff) {
   client::EventHandlers ph;
@@ -127,8 +130,10 @@ void Scheduler::removePodFromCache(const std::string& key) {
 void Scheduler::onPodAdd(const client::Object& obj) {
   PodInfo p = parsePod(*obj);
   if (!p.node_name.empty()) {
-    if (p.terminal) removePodFromCache(p.key);
-    else addPodToCache(p);
+    if (p.terminal)
+      removePodFromCache(p.key);
+    else
+      addPodToCache(p);
     queue_.remove(p.key);
     return;
   }
@@ -177,7 +182,8 @@ void Scheduler::onNodeChange(const client::Object& obj) {
   {
     std::lock_guard<std::mutex> g(cache_mu_);
     auto& n = node_map_[fresh.name];
-    bool isNew = n.name.empty() || std::find(node_order_.begin(), node_order_.end(), fresh.name) == node_order_.end();
+    bool isNew =
+        n.name.empty() || std::find(node_order_.begin(), node_order_.end(), fresh.name) == node_order_.end();
     n.name = fresh.name;
     n.labels = std::move(fresh.labels);
     n.taints = std::move(fresh.taints);
@@ -195,8 +201,10 @@ void Scheduler::onNodeDelete(const client::Object& obj) {
   node_map_.erase(name);
   node_order_.erase(std::remove(node_order_.begin(), node_order_.end(), name), node_order_.end());
   for (auto it = pod_node_.begin(); it != pod_node_.end();)
-    if (it->second == name) it = pod_node_.erase(it);
-    else ++it;
+    if (it->second == name)
+      it = pod_node_.erase(it);
+    else
+      ++it;
 }
 
 // --- scheduling -----------------------------------------------------------------------
@@ -240,8 +248,10 @@ void Scheduler::scheduleOne(const std::string& key) {
     for (; visited < numNodes && feasible.size() < toFind; ++visited) {
       NodeInfo& n = node_map_[node_order_[(start + visited) % numNodes]];
       auto why = filter(pod, n);
-      if (why.empty()) feasible.push_back(&n);
-      else reasons.push_back(std::move(why));
+      if (why.empty())
+        feasible.push_back(&n);
+      else
+        reasons.push_back(std::move(why));
     }
     next_start_ = numNodes ? (start + visited) % numNodes : 0;
     if (feasible.empty()) {
@@ -305,8 +315,9 @@ void Scheduler::bindLoop() {
         std::lock_guard<std::mutex> g(cache_mu_);
         last_failure_.erase(t.pod.key);
       }
-      emit(EventTask{t.pod, "Scheduled", "Successfully assigned " + t.pod.ns + "/" + t.pod.name + " to " + t.node,
-                     "Normal", "Binding", t.resource_version});
+      emit(EventTask{t.pod, "Scheduled",
+                     "Successfully assigned " + t.pod.ns + "/" + t.pod.name + " to " + t.node, "Normal",
+                     "Binding", t.resource_version});
       continue;
     }
     // Forget the assumption; the informer will show what really happened.
@@ -363,8 +374,8 @@ void Scheduler::recordFailure(const PodInfo& pod, const std::string& rv, const s
     json::Value status(rapidjson::kObjectType);
     status.AddMember("conditions", conds, a);
     patch.AddMember("status", status, a);
-    auto r = client_.patch("/api/v1/namespaces/" + pod.ns + "/pods/" + pod.name + "/status?fieldManager=" +
-                               client::urlEncode(opts_.scheduler_name),
+    auto r = client_.patch("/api/v1/namespaces/" + pod.ns + "/pods/" + pod.name +
+                               "/status?fieldManager=" + client::urlEncode(opts_.scheduler_name),
                            json::serialize(patch), "application/strategic-merge-patch+json",
                            client::RequestOptions{10000, 1});
     if (!r && r.error().code != 404)
@@ -411,15 +422,17 @@ void Scheduler::eventLoop() {
         }
       }
       if (!existing.empty()) {
-        std::string patch = R"({"series":{"count":)" + std::to_string(count) + R"(,"lastObservedTime":")" + now + R"("}})";
-        auto r = client_.patch(base + "/" + existing, patch, "application/merge-patch+json", client::RequestOptions{10000, 1});
+        std::string patch =
+            R"({"series":{"count":)" + std::to_string(count) + R"(,"lastObservedTime":")" + now + R"("}})";
+        auto r = client_.patch(base + "/" + existing, patch, "application/merge-patch+json",
+                               client::RequestOptions{10000, 1});
         if (r) continue;  // else create a fresh event below
       }
     }
-    std::string name = t.pod.name + "." + hex64(static_cast<uint64_t>(
-                                             std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                 std::chrono::system_clock::now().time_since_epoch())
-                                                 .count()));
+    std::string name = t.pod.name + "." +
+                       hex64(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                       std::chrono::system_clock::now().time_since_epoch())
+                                                       .count()));
     json::Document ev;
     ev.SetObject();
     auto& a = ev.GetAllocator();
@@ -460,10 +473,14 @@ std::string Scheduler::metricsText() {
   std::string out;
   out += "# HELP scheduler_schedule_attempts_total Number of attempts to schedule pods, by the result.\n";
   out += "# TYPE scheduler_schedule_attempts_total counter\n";
-  out += "scheduler_schedule_attempts_total{result=\"scheduled\"} " + std::to_string(metrics_.scheduled.load()) + "\n";
-  out += "scheduler_schedule_attempts_total{result=\"unschedulable\"} " + std::to_string(metrics_.unschedulable.load()) + "\n";
-  out += "scheduler_schedule_attempts_total{result=\"error\"} " + std::to_string(metrics_.errors.load()) + "\n";
-  out += "# HELP scheduler_scheduling_attempt_duration_seconds Scheduling attempt latency (filter and score).\n";
+  out += "scheduler_schedule_attempts_total{result=\"scheduled\"} " +
+         std::to_string(metrics_.scheduled.load()) + "\n";
+  out += "scheduler_schedule_attempts_total{result=\"unschedulable\"} " +
+         std::to_string(metrics_.unschedulable.load()) + "\n";
+  out +=
+      "scheduler_schedule_attempts_total{result=\"error\"} " + std::to_string(metrics_.errors.load()) + "\n";
+  out +=
+      "# HELP scheduler_scheduling_attempt_duration_seconds Scheduling attempt latency (filter and score).\n";
   out += "# TYPE scheduler_scheduling_attempt_duration_seconds histogram\n";
   uint64_t cumulative = 0;
   size_t nb = sizeof(SchedulerMetrics::kBuckets) / sizeof(double);
@@ -475,16 +492,19 @@ std::string Scheduler::metricsText() {
            std::to_string(cumulative) + "\n";
   }
   cumulative += metrics_.bucket_counts[nb].load();
-  out += "scheduler_scheduling_attempt_duration_seconds_bucket{le=\"+Inf\"} " + std::to_string(cumulative) + "\n";
+  out += "scheduler_scheduling_attempt_duration_seconds_bucket{le=\"+Inf\"} " + std::to_string(cumulative) +
+         "\n";
   char sum[32];
   std::snprintf(sum, sizeof sum, "%.6f", static_cast<double>(metrics_.duration_sum_us.load()) / 1e6);
   out += "scheduler_scheduling_attempt_duration_seconds_sum " + std::string(sum) + "\n";
-  out += "scheduler_scheduling_attempt_duration_seconds_count " + std::to_string(metrics_.duration_count.load()) + "\n";
+  out += "scheduler_scheduling_attempt_duration_seconds_count " +
+         std::to_string(metrics_.duration_count.load()) + "\n";
   out += "# HELP scheduler_pending_pods Number of pending pods, by the queue type.\n";
   out += "# TYPE scheduler_pending_pods gauge\n";
   out += "scheduler_pending_pods{queue=\"active\"} " + std::to_string(queue_.activeCount()) + "\n";
   out += "scheduler_pending_pods{queue=\"backoff\"} " + std::to_string(queue_.backoffCount()) + "\n";
-  out += "# HELP shepherd_scheduler_events_dropped_total Events not written because the event queue was full.\n";
+  out +=
+      "# HELP shepherd_scheduler_events_dropped_total Events not written because the event queue was full.\n";
   out += "# TYPE shepherd_scheduler_events_dropped_total counter\n";
   out += "shepherd_scheduler_events_dropped_total " + std::to_string(metrics_.events_dropped.load()) + "\n";
   return out;

@@ -26,7 +26,7 @@ namespace shepherd::scheduler {
 
 struct SchedulerOptions {
   std::string scheduler_name = "default-scheduler";
-  std::string instance;                 // reportingInstance of events
+  std::string instance;                  // reportingInstance of events
   int percentage_of_nodes_to_score = 0;  // 0 = adaptive, as upstream
   int bind_workers = 16;
   std::chrono::milliseconds initial_backoff{1000};
@@ -37,7 +37,8 @@ struct SchedulerMetrics {
   std::atomic<uint64_t> scheduled{0}, unschedulable{0}, errors{0}, bind_conflicts{0};
   std::atomic<uint64_t> events_dropped{0};
   // Histogram of the scheduling attempt duration (seconds) with upstream-like buckets.
-  static constexpr double kBuckets[] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024};
+  static constexpr double kBuckets[] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032,
+                                        0.064, 0.128, 0.256, 0.512, 1.024};
   std::atomic<uint64_t> bucket_counts[sizeof(kBuckets) / sizeof(double) + 1] = {};
   std::atomic<uint64_t> duration_count{0};
   std::atomic<uint64_t> duration_sum_us{0};
@@ -103,9 +104,9 @@ class Scheduler {
   // Cache: nodes with the pods bound or assumed there.
   std::mutex cache_mu_;
   std::map<std::string, NodeInfo> node_map_;
-  std::vector<std::string> node_order_;       // for rotating the search start
+  std::vector<std::string> node_order_;  // for rotating the search start
   size_t next_start_ = 0;
-  std::unordered_map<std::string, std::string> pod_node_;  // pod key -> node it counts on
+  std::unordered_map<std::string, std::string> pod_node_;      // pod key -> node it counts on
   std::unordered_map<std::string, std::string> last_failure_;  // pod key -> message written
 
   std::mutex bind_mu_;

@@ -10,7 +10,8 @@ bool SchedulingQueue::Entry::operator<(const Entry& o) const {
   return key > o.key;
 }
 
-SchedulingQueue::SchedulingQueue(std::chrono::milliseconds initial_backoff, std::chrono::milliseconds max_backoff)
+SchedulingQueue::SchedulingQueue(std::chrono::milliseconds initial_backoff,
+                                 std::chrono::milliseconds max_backoff)
     : initial_(initial_backoff), max_(max_backoff) {}
 
 void SchedulingQueue::pushActive(const std::string& key, PodState& st) {
@@ -60,7 +61,8 @@ void SchedulingQueue::remove(const std::string& key) {
 void SchedulingQueue::done(const std::string& key) {
   std::lock_guard<std::mutex> g(mu_);
   auto it = pods_.find(key);
-  if (it != pods_.end() && it->second.where == PodState::Where::InFlight) it->second.where = PodState::Where::Idle;
+  if (it != pods_.end() && it->second.where == PodState::Where::InFlight)
+    it->second.where = PodState::Where::Idle;
 }
 
 void SchedulingQueue::promoteDue() {

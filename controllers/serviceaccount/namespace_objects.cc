@@ -4,12 +4,6 @@
 
 namespace shepherd::controllers {
 
-client::InformerOptions namespacesInformerOptions() {
-  client::InformerOptions o;
-  o.plural = "namespaces";
-  return o;
-}
-
 bool namespaceActive(const client::Informer& namespaces, const std::string& ns) {
   client::Object obj = namespaces.get(ns);
   return obj && !json::findPath(*obj, {"metadata", "deletionTimestamp"}) &&

@@ -8,9 +8,6 @@
 
 namespace shepherd::controllers {
 
-// The informer of all namespaces.
-client::InformerOptions namespacesInformerOptions();
-
 // True if the namespace exists in the cache and is not being deleted.
 bool namespaceActive(const client::Informer& namespaces, const std::string& ns);
 

@@ -32,7 +32,7 @@ RootCaPublisher::RootCaPublisher(client::RestClient& c, client::SharedInformers&
                                  std::string ca_pem)
     : Controller("root-ca-cert-publisher"),
       client_(c),
-      namespaces_(informers.get(namespacesInformerOptions())),
+      namespaces_(informers.get(client::allObjects("", "v1", "namespaces"))),
       configmaps_(informers.get(configmapsOptions())),
       ca_pem_(std::move(ca_pem)) {
   queueNamespaceOf(namespaces_, configmaps_, queue_);

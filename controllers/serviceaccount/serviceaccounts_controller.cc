@@ -17,7 +17,7 @@ ServiceAccountsController::ServiceAccountsController(client::RestClient& c,
                                                      client::SharedInformers& informers)
     : Controller("serviceaccount"),
       client_(c),
-      namespaces_(informers.get(namespacesInformerOptions())),
+      namespaces_(informers.get(client::allObjects("", "v1", "namespaces"))),
       accounts_(informers.get(accountsOptions())) {
   queueNamespaceOf(namespaces_, accounts_, queue_);
 }
