@@ -44,6 +44,7 @@ Catalog::Catalog() {
       {"apps", "v1", "Deployment", "deployments", "deployment", {"deploy"}, true, true, {"scale", "status"}, true, false, "/registry/deployments/", "io.k8s.api.apps.v1.Deployment", deploymentStrategy()},
       {"apps", "v1", "ReplicaSet", "replicasets", "replicaset", {"rs"}, true, true, {"scale", "status"}, true, false, "/registry/replicasets/", "io.k8s.api.apps.v1.ReplicaSet", replicaSetStrategy()},
       {"coordination.k8s.io", "v1", "Lease", "leases", "lease", {}, false, true, {}, false, false, "/registry/leases/", "io.k8s.api.coordination.v1.Lease", leaseStrategy()},
+      {"discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", "endpointslice", {}, false, true, {}, false, false, "/registry/endpointslices/", "io.k8s.api.discovery.v1.EndpointSlice", endpointSliceStrategy()},
       {"events.k8s.io", "v1", "Event", "events", "event", {"ev"}, false, true, {}, false, false, "/registry/events/", "io.k8s.api.events.v1.Event", eventsV1EventStrategy()},
   };
   // authorization.k8s.io/v1: reviews answered at once, never stored.

@@ -23,6 +23,7 @@
 #include "common/signals.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/endpoint/endpoints_controller.h"
+#include "controllers/endpointslice/endpointslice_controller.h"
 #include "controllers/garbagecollector/garbage_collector.h"
 #include "controllers/namespace/namespace_controller.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
@@ -58,8 +59,8 @@ std::set<std::string> enabledControllers(const std::string& spec, const std::set
 
 // Every controller this process can run, by its upstream name.
 const std::vector<std::string> kControllers = {
-    "deployment",    "endpoint",   "garbagecollector", "namespace",
-    "nodelifecycle", "replicaset", "serviceaccount",   "root-ca-cert-publisher"};
+    "deployment",    "endpoint",   "endpointslice",  "garbagecollector",      "namespace",
+    "nodelifecycle", "replicaset", "serviceaccount", "root-ca-cert-publisher"};
 
 // A Go-style duration: "40s", "500ms", "2m", "1m30s" (a bare number is seconds).
 std::optional<std::chrono::milliseconds> parseDuration(const std::string& text) {
@@ -109,6 +110,8 @@ int main(int argc, char** argv) {
   flags.define("concurrent-replicaset-syncs", "5", "ReplicaSets synced at once.");
   flags.define("concurrent-deployment-syncs", "5", "Deployments synced at once.");
   flags.define("concurrent-endpoint-syncs", "5", "Services whose Endpoints are synced at once.");
+  flags.define("concurrent-service-endpoint-syncs", "5", "Services whose EndpointSlices are synced at once.");
+  flags.define("max-endpoints-per-slice", "100", "Most endpoints one EndpointSlice holds (1 to 1000).");
   flags.define("root-ca-file", "",
                "The cluster CA certificate published as ConfigMap kube-root-ca.crt in every namespace; when "
                "neither it nor FILE.key exists, a placeholder CA is generated there.");
@@ -182,6 +185,17 @@ int main(int argc, char** argv) {
   if (enabled.count("endpoint"))
     running.emplace_back(std::make_unique<controllers::EndpointsController>(rest, informers),
                          std::max(1, flags.getInt("concurrent-endpoint-syncs")));
+  if (enabled.count("endpointslice")) {
+    int per_slice = flags.getInt("max-endpoints-per-slice");
+    if (per_slice < 1 || per_slice > 1000) {
+      std::fprintf(stderr,
+                   "shepherd-controller-manager: --max-endpoints-per-slice must be between 1 and 1000\n");
+      return 2;
+    }
+    running.emplace_back(std::make_unique<controllers::EndpointSliceController>(
+                             rest, informers, static_cast<size_t>(per_slice)),
+                         std::max(1, flags.getInt("concurrent-service-endpoint-syncs")));
+  }
   client::EventRecorder nodeEvents(rest, "node-controller");
   if (enabled.count("nodelifecycle")) {
     controllers::NodeLifecycleOptions no;

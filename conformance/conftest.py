@@ -41,7 +41,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from e2e_framework import Framework, describe_error, new_api_client
+from e2e_framework import Framework, new_api_client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)

@@ -35,7 +35,6 @@ import queue
 import random
 import re
 import socket
-import string
 import threading
 import time
 import uuid
@@ -814,8 +813,20 @@ def wait_for_all_nodes_schedulable(core, timeout):
          ALLOWED_NOT_READY_NODES)
     condition = check_ready_for_tests(core, NONBLOCKING_TAINTS, ALLOWED_NOT_READY_NODES,
                                       LARGE_CLUSTER_THRESHOLD)
-    interval = 30.0
+    return poll(30.0, timeout, condition, timeout_error=CONTEXT_DEADLINE)
+
+
+POLL_TIMED_OUT = "timed out waiting for the condition"  # wait.ErrWaitTimeout
+CONTEXT_DEADLINE = "context deadline exceeded"          # PollUntilContextTimeout's error
+
+
+def poll(interval, timeout, condition, immediate=True, timeout_error=POLL_TIMED_OUT):
+    """wait.PollImmediate / wait.Poll (timeout_error POLL_TIMED_OUT) and
+    wait.PollUntilContextTimeout (CONTEXT_DEADLINE): condition() returns (done, error text
+    or None); an error ends the poll. Returns None or the error text."""
     deadline = time.monotonic() + timeout
+    if not immediate:
+        time.sleep(interval)
     while True:
         done, err = condition()
         if err is not None:
@@ -823,7 +834,7 @@ def wait_for_all_nodes_schedulable(core, timeout):
         if done:
             return None
         if time.monotonic() + interval > deadline:
-            return "context deadline exceeded"
+            return timeout_error
         time.sleep(interval)
 
 

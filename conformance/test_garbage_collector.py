@@ -23,13 +23,12 @@ skips the gathering. The port lists kube-system pods the same way and logs the s
 
 import json
 import re
-import time
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from e2e_framework import (AGNHOST_IMAGE, by, conformance, describe_error, expect_no_error,
-                           fail, go_deref, logf, new_deployment)
+from e2e_framework import (AGNHOST_IMAGE, CONTEXT_DEADLINE, by, conformance, describe_error, expect_no_error,
+                           fail, go_deref, logf, new_deployment, poll)
 
 GC_INFORMER_RESYNC_RETRY_TIMEOUT = 60  # gcInformerResyncRetryTimeout
 NGINX_IMAGE = AGNHOST_IMAGE  # imageutils.GetE2EImage(imageutils.Nginx), see the module doc
@@ -110,22 +109,6 @@ def verify_remaining_objects(f, objects):
     return ret, None
 
 
-def poll_until(interval, timeout, immediate, condition):
-    """wait.PollUntilContextTimeout: condition() returns (done, error text or None); an
-    error ends the poll. Returns None or the error text."""
-    deadline = time.monotonic() + timeout
-    if not immediate:
-        time.sleep(interval)
-    while True:
-        done, err = condition()
-        if err is not None:
-            return err
-        if done:
-            return None
-        if time.monotonic() + interval > deadline:
-            return "context deadline exceeded"
-        time.sleep(interval)
-
 
 def gather_metrics(f):
     """gatherMetrics (see the module doc)."""
@@ -186,7 +169,7 @@ def test_gc_delete_rs_created_by_deployment_when_not_orphaning(new_framework):
             return False, "failed to list rs: %s" % describe_error(err)
         return len(rs_list.items) > 0, None
 
-    err = poll_until(0.5, 60, True, rs_created)
+    err = poll(0.5, 60, rs_created, immediate=True, timeout_error=CONTEXT_DEADLINE)
     if err is not None:
         fail("Failed to wait for the Deployment to create some ReplicaSet: %s", err)
 
@@ -198,9 +181,9 @@ def test_gc_delete_rs_created_by_deployment_when_not_orphaning(new_framework):
     except ApiException as err:
         fail("failed to delete the deployment: %s", describe_error(err))
     by("wait for all rs to be garbage collected")
-    err = poll_until(0.5, 60 + GC_INFORMER_RESYNC_RETRY_TIMEOUT, True,
-                     lambda: verify_remaining_objects(
-                         f, {"Deployments": 0, "ReplicaSets": 0, "Pods": 0}))
+    err = poll(0.5, 60 + GC_INFORMER_RESYNC_RETRY_TIMEOUT,
+               lambda: verify_remaining_objects(f, {"Deployments": 0, "ReplicaSets": 0, "Pods": 0}),
+               timeout_error=CONTEXT_DEADLINE)
     if err is not None:
         err_list = [err]
         try:
@@ -248,7 +231,7 @@ def test_gc_orphan_rs_created_by_deployment(new_framework):
             return True, None
         return False, None
 
-    err = poll_until(0.5, 60, True, rs_created)
+    err = poll(0.5, 60, rs_created, immediate=True, timeout_error=CONTEXT_DEADLINE)
     if err is not None:
         fail("Failed to wait for the Deployment to create some ReplicaSet: %s", err)
     replicaset = found[0]
@@ -266,7 +249,7 @@ def test_gc_orphan_rs_created_by_deployment(new_framework):
         return (observed >= (desired_generation or 0) and
                 replicas == go_deref(replicaset.spec.replicas, "replicaset.Spec.Replicas")), None
 
-    err = poll_until(0.1, 60, True, rs_synced)
+    err = poll(0.1, 60, rs_synced, immediate=True, timeout_error=CONTEXT_DEADLINE)
     if err is not None:
         fail("failed to verify .Status.Replicas is equal to .Spec.Replicas for replicaset %r: %s",
              replicaset.metadata.name, err)
@@ -287,7 +270,7 @@ def test_gc_orphan_rs_created_by_deployment(new_framework):
             return False, "failed to list deployments: %s" % describe_error(err)
         return len(d_list.items) == 0, None
 
-    err = poll_until(0.5, 60 + GC_INFORMER_RESYNC_RETRY_TIMEOUT, True, deployment_gone)
+    err = poll(0.5, 60 + GC_INFORMER_RESYNC_RETRY_TIMEOUT, deployment_gone, immediate=True, timeout_error=CONTEXT_DEADLINE)
     if err is not None:
         fail("Failed to wait for the Deployment to be deleted: %s", err)
     # Once the deployment object is gone, we'll know the GC has finished performing any
@@ -382,7 +365,7 @@ def test_gc_not_blocked_by_dependency_circle(new_framework):
             return False, "failed to list pods: %s" % describe_error(err)
         return len(pods[0].items) == 0, None
 
-    err = poll_until(5, 90 + GC_INFORMER_RESYNC_RETRY_TIMEOUT, False, all_deleted)
+    err = poll(5, 90 + GC_INFORMER_RESYNC_RETRY_TIMEOUT, all_deleted, immediate=False, timeout_error=CONTEXT_DEADLINE)
     if err is not None:
         data = json.dumps(f_sanitize(pods[0].items)) if pods[0] is not None else "null"
         logf("pods are %s", data)

@@ -16,12 +16,11 @@ that each replica answers through the API server's pods/proxy subresource
 """
 
 import json
-import time
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from e2e_framework import (AGNHOST_IMAGE, PAUSE_IMAGE, POD_START_TIMEOUT, PodClient, by,
+from e2e_framework import (AGNHOST_IMAGE, poll, PAUSE_IMAGE, POD_START_TIMEOUT, PodClient, by,
                            compare_resource_version, conformance, describe_error,
                            expect_no_error, expect_valid_resource_version, fail, go_deref,
                            is_conflict, is_not_found, logf, pods_created_by_label, raw_call,
@@ -54,20 +53,6 @@ def replicaset_framework(new_framework):
     NamespacePodSecurityLevel baseline."""
     return new_framework("replicaset", "baseline")
 
-
-def poll_immediate(interval, timeout, condition):
-    """wait.PollImmediate: condition() returns (done, error text or None); an error ends the
-    poll. Returns None or the error text."""
-    deadline = time.monotonic() + timeout
-    while True:
-        done, err = condition()
-        if err is not None:
-            return err
-        if done:
-            return None
-        if time.monotonic() + interval > deadline:
-            return "timed out waiting for the condition"
-        time.sleep(interval)
 
 
 def _sanitize(obj):
@@ -371,7 +356,7 @@ def test_rs_adopt_matching_and_release_not_matching(new_framework):
         # pod still not adopted
         return False, None
 
-    err = poll_immediate(1, 60, adopted)
+    err = poll(1, 60, adopted)
     if err is not None:
         fail("unexpected error: %s", err)
 
@@ -394,7 +379,7 @@ def test_rs_adopt_matching_and_release_not_matching(new_framework):
             return False, describe_error(err)
         return True, None
 
-    err = poll_immediate(1, 60, relabel)
+    err = poll(1, 60, relabel)
     if err is not None:
         fail("unexpected error: %s", err)
 
@@ -409,6 +394,6 @@ def test_rs_adopt_matching_and_release_not_matching(new_framework):
         # pod already released
         return True, None
 
-    err = poll_immediate(1, 60, released)
+    err = poll(1, 60, released)
     if err is not None:
         fail("unexpected error: %s", err)

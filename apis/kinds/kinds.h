@@ -12,6 +12,7 @@ std::shared_ptr<const Strategy> nodeStrategy();
 std::shared_ptr<const Strategy> namespaceStrategy();
 std::shared_ptr<const Strategy> serviceStrategy();
 std::shared_ptr<const Strategy> endpointsStrategy();
+std::shared_ptr<const Strategy> endpointSliceStrategy();
 std::shared_ptr<const Strategy> configMapStrategy();
 std::shared_ptr<const Strategy> secretStrategy();
 std::shared_ptr<const Strategy> serviceAccountStrategy();

@@ -114,12 +114,7 @@ DeploymentController::DeploymentController(client::RestClient& c, client::Shared
       events_(events) {
   indexByNamespace(replicasets_);
   indexByNamespace(pods_);
-  client::EventHandlers dh;
-  dh.on_add = [this](const client::Object& o) { queue_.add(client::objectKey(*o)); };
-  dh.on_update = [this](const client::Object&, const client::Object& o) {
-    queue_.add(client::objectKey(*o));
-  };
-  deployments_.addHandlers(std::move(dh));
+  deployments_.addHandlers(enqueueKeys());
   client::EventHandlers rh;
   rh.on_add = [this](const client::Object& o) { onReplicaSet(o); };
   rh.on_update = [this](const client::Object& old, const client::Object& o) {

@@ -2,41 +2,11 @@
 
 #include <map>
 
+#include "controllers/endpoint/service_pods.h"
 #include "controllers/manager/object_meta.h"
 #include "controllers/replicaset/pod_state.h"
 
 namespace shepherd::controllers {
-
-namespace {
-
-// A Service selector (a plain map) matches when every pair is among the labels.
-bool selects(const json::Value& selector, const json::Value* labels) {
-  if (!selector.IsObject() || selector.ObjectEmpty()) return false;
-  for (auto& kv : selector.GetObject()) {
-    const json::Value* have = labels ? json::find(*labels, json::view(kv.name)) : nullptr;
-    if (!have || *have != kv.value) return false;
-  }
-  return true;
-}
-
-// The pod's port for a Service port's targetPort (a number, or a container port name).
-std::optional<int64_t> resolvePort(const json::Value& svcPort, const json::Value& pod) {
-  const json::Value* target = json::find(svcPort, "targetPort");
-  if (!target) return json::getInt(svcPort, "port");
-  if (target->IsInt64()) return target->GetInt64();
-  if (!target->IsString()) return std::nullopt;
-  std::string_view name = json::view(*target);
-  std::string_view proto = json::getString(svcPort, "protocol", "TCP");
-  if (const json::Value* cs = json::findPath(pod, {"spec", "containers"}); cs && cs->IsArray())
-    for (auto& c : cs->GetArray())
-      if (const json::Value* ports = json::find(c, "ports"); ports && ports->IsArray())
-        for (auto& p : ports->GetArray())
-          if (json::getString(p, "name") == name && json::getString(p, "protocol", "TCP") == proto)
-            return json::getInt(p, "containerPort");
-  return std::nullopt;
-}
-
-}  // namespace
 
 json::Value endpointSubsets(const json::Value& service, const std::vector<client::Object>& pods,
                             json::Allocator& a) {
@@ -53,7 +23,7 @@ json::Value endpointSubsets(const json::Value& service, const std::vector<client
   std::map<std::string, Subset> subsets;
   for (auto& p : pods) {
     const json::Value& pod = *p;
-    if (!selector || !selects(*selector, json::findPath(pod, {"metadata", "labels"}))) continue;
+    if (!selector || !serviceSelects(*selector, json::findPath(pod, {"metadata", "labels"}))) continue;
     std::string ip(json::getStringPath(pod, {"status", "podIP"}));
     if (ip.empty() || !podActive(pod)) continue;
     json::Document addr;
@@ -71,7 +41,7 @@ json::Value endpointSubsets(const json::Value& service, const std::vector<client
     ports.SetArray();
     if (svcPorts && svcPorts->IsArray())
       for (auto& sp : svcPorts->GetArray()) {
-        auto port = resolvePort(sp, pod);
+        auto port = resolveTargetPort(sp, pod);
         if (!port) continue;
         json::Value ep(rapidjson::kObjectType);
         if (std::string_view n = json::getString(sp, "name"); !n.empty())
@@ -119,18 +89,8 @@ EndpointsController::EndpointsController(client::RestClient& c, client::SharedIn
       pods_(informers.get(client::allObjects("", "v1", "pods"))),
       endpoints_(informers.get(client::allObjects("", "v1", "endpoints"))) {
   indexByNamespace(pods_);
-  client::EventHandlers sh;
-  sh.on_add = [this](const client::Object& o) { queue_.add(client::objectKey(*o)); };
-  sh.on_update = [this](const client::Object&, const client::Object& o) {
-    queue_.add(client::objectKey(*o));
-  };
-  sh.on_delete = [this](const client::Object& o) { queue_.add(client::objectKey(*o)); };
-  services_.addHandlers(std::move(sh));
-  client::EventHandlers ph;
-  ph.on_add = [this](const client::Object& o) { onPod(nullptr, o.get()); };
-  ph.on_update = [this](const client::Object& old, const client::Object& o) { onPod(old.get(), o.get()); };
-  ph.on_delete = [this](const client::Object& o) { onPod(nullptr, o.get()); };
-  pods_.addHandlers(std::move(ph));
+  services_.addHandlers(enqueueKeys());
+  pods_.addHandlers(queueSelectingServices(services_, queue_));
   // Someone edited or deleted an Endpoints object we manage: put it right.
   client::EventHandlers eh;
   eh.on_update = [this](const client::Object&, const client::Object& o) {
@@ -140,18 +100,6 @@ EndpointsController::EndpointsController(client::RestClient& c, client::SharedIn
     if (services_.get(client::objectKey(*o))) queue_.add(client::objectKey(*o));
   };
   endpoints_.addHandlers(std::move(eh));
-}
-
-void EndpointsController::onPod(const json::Value* old_pod, const json::Value* pod) {
-  std::string ns = namespaceOf(*pod);
-  for (auto& svc : services_.list()) {
-    if (namespaceOf(*svc) != ns) continue;
-    const json::Value* sel = json::findPath(*svc, {"spec", "selector"});
-    if (!sel) continue;
-    if (selects(*sel, json::findPath(*pod, {"metadata", "labels"})) ||
-        (old_pod && selects(*sel, json::findPath(*old_pod, {"metadata", "labels"}))))
-      queue_.add(client::objectKey(*svc));
-  }
 }
 
 Result<SyncResult> EndpointsController::sync(const std::string& key) {

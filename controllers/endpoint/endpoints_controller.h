@@ -20,8 +20,6 @@ class EndpointsController : public Controller {
   Result<SyncResult> sync(const std::string& key) override;
 
  private:
-  void onPod(const json::Value* old_pod, const json::Value* pod);
-
   client::RestClient& client_;
   client::Informer& services_;
   client::Informer& pods_;

@@ -8,6 +8,14 @@ Controller::~Controller() {
   stop();
 }
 
+client::EventHandlers Controller::enqueueKeys() {
+  client::EventHandlers h;
+  h.on_add = [this](const client::Object& o) { queue_.add(client::objectKey(*o)); };
+  h.on_update = [this](const client::Object&, const client::Object& o) { queue_.add(client::objectKey(*o)); };
+  h.on_delete = [this](const client::Object& o) { queue_.add(client::objectKey(*o)); };
+  return h;
+}
+
 void Controller::run(int workers) {
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { worker(); });
 }

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "client/informer.h"
 #include "client/workqueue.h"
 #include "common/api_error.h"
 
@@ -35,6 +36,9 @@ class Controller {
 
  protected:
   virtual Result<SyncResult> sync(const std::string& key) = 0;
+  // Informer handlers that queue the key of every added, updated or deleted object
+  // (callers may replace one of them).
+  client::EventHandlers enqueueKeys();
   client::WorkQueue queue_{std::chrono::milliseconds(5), std::chrono::milliseconds(60 * 1000)};
 
  private:

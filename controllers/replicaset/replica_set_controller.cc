@@ -48,11 +48,7 @@ ReplicaSetController::ReplicaSetController(client::RestClient& c, client::Shared
       pods_(informers.get(client::allObjects("", "v1", "pods"))),
       events_(events) {
   indexByNamespace(pods_);
-  client::EventHandlers rh;
-  rh.on_add = [this](const client::Object& o) { queue_.add(client::objectKey(*o)); };
-  rh.on_update = [this](const client::Object&, const client::Object& o) {
-    queue_.add(client::objectKey(*o));
-  };
+  client::EventHandlers rh = enqueueKeys();
   rh.on_delete = [this](const client::Object& o) { expectations_.remove(client::objectKey(*o)); };
   replicasets_.addHandlers(std::move(rh));
   client::EventHandlers ph;

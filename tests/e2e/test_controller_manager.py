@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, run_kubectl
 
 CM_BIN = os.path.join(os.path.dirname(os.environ.get(
     "SHEPHERD_APISERVER", os.path.join(REPO, "build", "cmd", "shepherd-apiserver"))),
@@ -27,7 +27,7 @@ class ControllerManager:
         self.proc = subprocess.Popen(
             [CM_BIN, "--kubeconfig", server.kubeconfig, "--root-ca-file", self.ca_file,
              "--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3",
-             "--leader-elect-retry-period=1"],
+             "--leader-elect-retry-period=1", "--max-endpoints-per-slice=2"],
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
     def log_tail(self):
@@ -55,6 +55,15 @@ def cluster(server_factory, tmp_path_factory):
     yield srv, cm
     rc = cm.stop()
     assert rc == 0, "controller manager exited %s:\n%s" % (rc, cm.log_tail())
+
+
+@pytest.fixture(scope="module")
+def kubectl_for(cluster, tmp_path_factory):
+    """Stock kubectl 1.33 against the module's API server."""
+    home = str(tmp_path_factory.mktemp("kubectl-home"))
+    cache = os.path.join(home, "cache")
+    os.makedirs(cache, exist_ok=True)
+    return lambda *args: run_kubectl(cluster[0], cache, "1.33", *args)
 
 
 def wait_for(what, fn, timeout=20):
@@ -430,6 +439,85 @@ def test_replicaset_burst_makes_exactly_replicas(cluster):
     st, _, _ = api.patch(rs_path(ns, "many") + "/scale", {"spec": {"replicas": 0}})
     assert st == 200
     wait_for("no pods", lambda: pods_of(api, ns, "app%3Dmany") == [], timeout=60)
+
+
+def slices_of(api, ns, service):
+    _, _, lst = api.get("/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices"
+                        "?labelSelector=kubernetes.io/service-name%%3D%s" % (ns, service))
+    return lst["items"]
+
+
+def slice_ips(slices):
+    return sorted(ep["addresses"][0] for s in slices for ep in s["endpoints"] or [])
+
+
+def test_endpointslices_follow_pods_in_slices_of_at_most_max(cluster, kubectl_for):
+    """The module's controller manager runs with --max-endpoints-per-slice=2."""
+    api = cluster[0].api
+    ns = new_namespace(api)
+    st, _, svc = api.post("/api/v1/namespaces/%s/services" % ns, {
+        "metadata": {"name": "web", "labels": {"tier": "front"}},
+        "spec": {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}})
+    assert st == 201, svc
+    # No pods yet: one placeholder slice, owned by the Service.
+    placeholder = wait_for("the placeholder slice", lambda: (lambda s: s if len(s) == 1 else None)(
+        slices_of(api, ns, "web")))[0]
+    assert placeholder["addressType"] == "IPv4"
+    assert not placeholder.get("endpoints") and not placeholder.get("ports"), placeholder
+    assert placeholder["metadata"]["name"].startswith("web-")
+    assert placeholder["metadata"]["labels"] == {
+        "tier": "front", "kubernetes.io/service-name": "web",
+        "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"}
+    ref = placeholder["metadata"]["ownerReferences"][0]
+    assert (ref["kind"], ref["name"], ref["uid"], ref["controller"]) == ("Service", "web", svc["metadata"]["uid"], True)
+
+    ips = {}
+    for i in range(5):
+        name = "p%d" % i
+        st, _, pod = api.post("/api/v1/namespaces/%s/pods" % ns, {
+            "metadata": {"name": name, "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+        assert st == 201, pod
+        ips[name] = "10.77.0.%d" % (10 + i)
+        st, _, body = api.patch("/api/v1/namespaces/%s/pods/%s/status" % (ns, name), {"status": {
+            "phase": "Running", "podIP": ips[name],
+            "conditions": [{"type": "Ready", "status": "False" if i == 4 else "True"}]}})
+        assert st == 200, body
+    want = sorted(ips.values())
+    slices = wait_for("slices for 5 pods", lambda: (lambda s: s if slice_ips(s) == want and len(s) == 3 else None)(
+        slices_of(api, ns, "web")))
+    assert placeholder["metadata"]["name"] not in [s["metadata"]["name"] for s in slices]
+    for s in slices:
+        assert 1 <= len(s["endpoints"]) <= 2, s
+        assert s["ports"] == [{"name": "http", "port": 8080, "protocol": "TCP"}], s
+        for ep in s["endpoints"]:
+            name = ep["targetRef"]["name"]
+            assert ep["addresses"] == [ips[name]] and ep["targetRef"]["kind"] == "Pod"
+            assert ep["conditions"] == {"ready": name != "p4", "serving": name != "p4", "terminating": False}
+
+    # Stock kubectl's table.
+    rc, out, err = kubectl_for("get", "endpointslices", "-n", ns)
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"], out
+    assert len(lines) == 4 and all(l.split()[1:3] == ["IPv4", "8080"] for l in lines[1:]), out
+
+    # A slice deleted by hand is made good; a deleted pod leaves.
+    victim = slices[0]["metadata"]["name"]
+    st, _, body = api.delete("/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices/%s" % (ns, victim))
+    assert st == 200, body
+    wait_for("the endpoints back", lambda: slice_ips(slices_of(api, ns, "web")) == want)
+    st, _, body = api.delete("/api/v1/namespaces/%s/pods/p0?gracePeriodSeconds=0" % ns)
+    assert st == 200, body
+    want.remove(ips["p0"])
+    wait_for("p0 gone from the slices", lambda: slice_ips(slices_of(api, ns, "web")) == want)
+    assert all(len(s["endpoints"]) <= 2 for s in slices_of(api, ns, "web"))
+
+    # Deleting the Service takes its slices with it.
+    st, _, body = api.delete("/api/v1/namespaces/%s/services/web" % ns)
+    assert st == 200, body
+    wait_for("no slices", lambda: slices_of(api, ns, "web") == [])
+
 
 
 # --------------------------------------------------------------------------- leader election (last: it stops the

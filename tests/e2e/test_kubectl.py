@@ -436,6 +436,8 @@ def test_api_resources(k):
                                                        "true", "Lease"]
     assert row("events", "events.k8s.io/v1") == ["events", "ev", "events.k8s.io/v1", "true",
                                                  "Event"]
+    assert row("endpointslices", "discovery.k8s.io/v1") == [
+        "endpointslices", "discovery.k8s.io/v1", "true", "EndpointSlice"]
     assert row("namespaces", "v1") == ["namespaces", "ns", "v1", "false", "Namespace"]
     assert row("services", "v1") == ["services", "svc", "v1", "true", "Service"]
 

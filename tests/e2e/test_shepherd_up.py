@@ -110,6 +110,17 @@ def test_shepherd_up_runs_a_real_pod_and_stops_cleanly():
                 time.sleep(0.2)
             assert listed == ips, (listed, ips)
             assert ep["subsets"][0]["ports"] == [{"name": "http", "port": 8080, "protocol": "TCP"}]
+            # The same endpoints as discovery.k8s.io/v1 EndpointSlices, ready on the node.
+            deadline = time.time() + 20
+            in_slices = []
+            while in_slices != ips and time.time() < deadline:
+                slices = json.loads(kubectl("get", "endpointslices", "-l", "kubernetes.io/service-name=hello-web",
+                                            "-o", "json").stdout)["items"]
+                in_slices = sorted(e["addresses"][0] for s in slices for e in s.get("endpoints") or []
+                                   if e["conditions"]["ready"] and e["nodeName"] == pods[0]["spec"]["nodeName"])
+                time.sleep(0.2)
+            assert in_slices == ips, (in_slices, slices)
+            assert all(s["ports"] == [{"name": "http", "port": 8080, "protocol": "TCP"}] for s in slices), slices
             for p in pods:  # the web server answers on each pod IP, from the host
                 with urllib.request.urlopen("http://%s:8080/" % p["status"]["podIP"], timeout=10) as resp:
                     assert resp.read().decode() == "hello from %s\n" % p["metadata"]["name"]
