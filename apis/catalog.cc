@@ -30,22 +30,230 @@ Catalog::Catalog() {
   std::vector<std::shared_ptr<Resource>> staged_ephemeral;
   std::vector<std::shared_ptr<Resource>> staged_core;  // create-only core/v1 resources
   std::vector<Spec> specs = {
-      {"", "v1", "Namespace", "namespaces", "namespace", {"ns"}, false, false, {"finalize", "status"}, false, true, "/registry/namespaces/", core + "Namespace", namespaceStrategy()},
-      {"", "v1", "Pod", "pods", "pod", {"po"}, true, true, {"binding", "log", "status"}, true, true, "/registry/pods/", core + "Pod", podStrategy()},
-      {"", "v1", "Node", "nodes", "node", {"no"}, false, false, {"status"}, false, false, "/registry/minions/", core + "Node", nodeStrategy()},
-      {"", "v1", "Event", "events", "event", {"ev"}, false, true, {}, false, false, "/registry/events/", core + "Event", coreEventStrategy()},
-      {"", "v1", "ConfigMap", "configmaps", "configmap", {"cm"}, false, true, {}, false, false, "/registry/configmaps/", core + "ConfigMap", configMapStrategy()},
-      {"", "v1", "Secret", "secrets", "secret", {}, false, true, {}, false, false, "/registry/secrets/", core + "Secret", secretStrategy()},
-      {"", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", {"sa"}, false, true, {}, false, false, "/registry/serviceaccounts/", core + "ServiceAccount", serviceAccountStrategy()},
-      {"", "v1", "PodTemplate", "podtemplates", "podtemplate", {}, false, true, {}, false, false, "/registry/podtemplates/", core + "PodTemplate", podTemplateStrategy()},
-      {"", "v1", "Service", "services", "service", {"svc"}, true, true, {"status"}, false, true, "/registry/services/specs/", core + "Service", serviceStrategy()},
-      {"", "v1", "Endpoints", "endpoints", "endpoints", {"ep"}, false, true, {}, false, false, "/registry/services/endpoints/", core + "Endpoints", endpointsStrategy()},
-      {"", "v1", "ReplicationController", "replicationcontrollers", "replicationcontroller", {"rc"}, true, true, {"scale", "status"}, true, false, "/registry/controllers/", core + "ReplicationController", replicationControllerStrategy()},
-      {"apps", "v1", "Deployment", "deployments", "deployment", {"deploy"}, true, true, {"scale", "status"}, true, false, "/registry/deployments/", "io.k8s.api.apps.v1.Deployment", deploymentStrategy()},
-      {"apps", "v1", "ReplicaSet", "replicasets", "replicaset", {"rs"}, true, true, {"scale", "status"}, true, false, "/registry/replicasets/", "io.k8s.api.apps.v1.ReplicaSet", replicaSetStrategy()},
-      {"coordination.k8s.io", "v1", "Lease", "leases", "lease", {}, false, true, {}, false, false, "/registry/leases/", "io.k8s.api.coordination.v1.Lease", leaseStrategy()},
-      {"discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", "endpointslice", {}, false, true, {}, false, false, "/registry/endpointslices/", "io.k8s.api.discovery.v1.EndpointSlice", endpointSliceStrategy()},
-      {"events.k8s.io", "v1", "Event", "events", "event", {"ev"}, false, true, {}, false, false, "/registry/events/", "io.k8s.api.events.v1.Event", eventsV1EventStrategy()},
+      {"",
+       "v1",
+       "Namespace",
+       "namespaces",
+       "namespace",
+       {"ns"},
+       false,
+       false,
+       {"finalize", "status"},
+       false,
+       true,
+       "/registry/namespaces/",
+       core + "Namespace",
+       namespaceStrategy()},
+      {"",
+       "v1",
+       "Pod",
+       "pods",
+       "pod",
+       {"po"},
+       true,
+       true,
+       {"binding", "log", "status"},
+       true,
+       true,
+       "/registry/pods/",
+       core + "Pod",
+       podStrategy()},
+      {"",
+       "v1",
+       "Node",
+       "nodes",
+       "node",
+       {"no"},
+       false,
+       false,
+       {"status"},
+       false,
+       false,
+       "/registry/minions/",
+       core + "Node",
+       nodeStrategy()},
+      {"",
+       "v1",
+       "Event",
+       "events",
+       "event",
+       {"ev"},
+       false,
+       true,
+       {},
+       false,
+       false,
+       "/registry/events/",
+       core + "Event",
+       coreEventStrategy()},
+      {"",
+       "v1",
+       "ConfigMap",
+       "configmaps",
+       "configmap",
+       {"cm"},
+       false,
+       true,
+       {},
+       false,
+       false,
+       "/registry/configmaps/",
+       core + "ConfigMap",
+       configMapStrategy()},
+      {"",
+       "v1",
+       "Secret",
+       "secrets",
+       "secret",
+       {},
+       false,
+       true,
+       {},
+       false,
+       false,
+       "/registry/secrets/",
+       core + "Secret",
+       secretStrategy()},
+      {"",
+       "v1",
+       "ServiceAccount",
+       "serviceaccounts",
+       "serviceaccount",
+       {"sa"},
+       false,
+       true,
+       {},
+       false,
+       false,
+       "/registry/serviceaccounts/",
+       core + "ServiceAccount",
+       serviceAccountStrategy()},
+      {"",
+       "v1",
+       "PodTemplate",
+       "podtemplates",
+       "podtemplate",
+       {},
+       false,
+       true,
+       {},
+       false,
+       false,
+       "/registry/podtemplates/",
+       core + "PodTemplate",
+       podTemplateStrategy()},
+      {"",
+       "v1",
+       "Service",
+       "services",
+       "service",
+       {"svc"},
+       true,
+       true,
+       {"status"},
+       false,
+       true,
+       "/registry/services/specs/",
+       core + "Service",
+       serviceStrategy()},
+      {"",
+       "v1",
+       "Endpoints",
+       "endpoints",
+       "endpoints",
+       {"ep"},
+       false,
+       true,
+       {},
+       false,
+       false,
+       "/registry/services/endpoints/",
+       core + "Endpoints",
+       endpointsStrategy()},
+      {"",
+       "v1",
+       "ReplicationController",
+       "replicationcontrollers",
+       "replicationcontroller",
+       {"rc"},
+       true,
+       true,
+       {"scale", "status"},
+       true,
+       false,
+       "/registry/controllers/",
+       core + "ReplicationController",
+       replicationControllerStrategy()},
+      {"apps",
+       "v1",
+       "Deployment",
+       "deployments",
+       "deployment",
+       {"deploy"},
+       true,
+       true,
+       {"scale", "status"},
+       true,
+       false,
+       "/registry/deployments/",
+       "io.k8s.api.apps.v1.Deployment",
+       deploymentStrategy()},
+      {"apps",
+       "v1",
+       "ReplicaSet",
+       "replicasets",
+       "replicaset",
+       {"rs"},
+       true,
+       true,
+       {"scale", "status"},
+       true,
+       false,
+       "/registry/replicasets/",
+       "io.k8s.api.apps.v1.ReplicaSet",
+       replicaSetStrategy()},
+      {"coordination.k8s.io",
+       "v1",
+       "Lease",
+       "leases",
+       "lease",
+       {},
+       false,
+       true,
+       {},
+       false,
+       false,
+       "/registry/leases/",
+       "io.k8s.api.coordination.v1.Lease",
+       leaseStrategy()},
+      {"discovery.k8s.io",
+       "v1",
+       "EndpointSlice",
+       "endpointslices",
+       "endpointslice",
+       {},
+       false,
+       true,
+       {},
+       false,
+       false,
+       "/registry/endpointslices/",
+       "io.k8s.api.discovery.v1.EndpointSlice",
+       endpointSliceStrategy()},
+      {"events.k8s.io",
+       "v1",
+       "Event",
+       "events",
+       "event",
+       {"ev"},
+       false,
+       true,
+       {},
+       false,
+       false,
+       "/registry/events/",
+       "io.k8s.api.events.v1.Event",
+       eventsV1EventStrategy()},
   };
   // authorization.k8s.io/v1: reviews answered at once, never stored.
   {
@@ -59,12 +267,13 @@ Catalog::Catalog() {
     ssar->verbs = {"create"};
     ssar->schema_name = "io.k8s.api.authorization.v1.SelfSubjectAccessReview";
     ssar->strategy = std::make_shared<Strategy>();
-    ssar->ephemeral_create = [](json::Document& body) -> Result<std::string> {
+    ssar->ephemeral_create = [](json::Document& body, const auth::UserInfo&) -> Result<std::string> {
       auto& a = body.GetAllocator();
       if (!json::find(body, "spec")) {
         return ApiError::invalid("authorization.k8s.io", "SelfSubjectAccessReview", "",
                                  {{"FieldValueInvalid",
-                                   "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                                   "Invalid value: \"null\": exactly one of nonResourceAttributes or "
+                                   "resourceAttributes must be specified",
                                    "spec.resourceAttributes"}});
       }
       json::setString(body, "apiVersion", "authorization.k8s.io/v1", a);
@@ -78,6 +287,44 @@ Catalog::Catalog() {
     };
     staged_ephemeral.push_back(ssar);
   }
+  // authentication.k8s.io/v1 SelfSubjectReview: the requester as authenticated (whoami).
+  {
+    auto ssr = std::make_shared<Resource>();
+    ssr->group = "authentication.k8s.io";
+    ssr->version = "v1";
+    ssr->kind = "SelfSubjectReview";
+    ssr->plural = "selfsubjectreviews";
+    ssr->singular = "selfsubjectreview";
+    ssr->namespaced = false;
+    ssr->verbs = {"create"};
+    ssr->schema_name = "io.k8s.api.authentication.v1.SelfSubjectReview";
+    ssr->strategy = std::make_shared<Strategy>();
+    ssr->ephemeral_create = [](json::Document& body, const auth::UserInfo& user) -> Result<std::string> {
+      auto& a = body.GetAllocator();
+      json::setString(body, "apiVersion", "authentication.k8s.io/v1", a);
+      json::setString(body, "kind", "SelfSubjectReview", a);
+      json::Value info(rapidjson::kObjectType);
+      json::setString(info, "username", user.name, a);
+      if (!user.uid.empty()) json::setString(info, "uid", user.uid, a);
+      json::Value groups(rapidjson::kArrayType);
+      for (auto& g : user.groups) groups.PushBack(json::str(g, a), a);
+      if (!groups.Empty()) json::set(info, "groups", std::move(groups), a);
+      if (!user.extra.empty()) {
+        json::Value extra(rapidjson::kObjectType);
+        for (auto& [k, vs] : user.extra) {
+          json::Value list(rapidjson::kArrayType);
+          for (auto& v : vs) list.PushBack(json::str(v, a), a);
+          json::set(extra, k, std::move(list), a);
+        }
+        json::set(info, "extra", std::move(extra), a);
+      }
+      json::Value status(rapidjson::kObjectType);
+      json::set(status, "userInfo", std::move(info), a);
+      json::set(body, "status", std::move(status), a);
+      return json::serialize(body);
+    };
+    staged_ephemeral.push_back(ssr);
+  }
   // core/v1 bindings: the legacy way to bind a pod (POST .../namespaces/{ns}/bindings);
   // the REST layer routes it to pods/binding.
   {
@@ -90,7 +337,7 @@ Catalog::Catalog() {
     b->verbs = {"create"};
     b->schema_name = "io.k8s.api.core.v1.Binding";
     b->strategy = std::make_shared<Strategy>();
-    b->ephemeral_create = [](json::Document&) -> Result<std::string> {
+    b->ephemeral_create = [](json::Document&, const auth::UserInfo&) -> Result<std::string> {
       return ApiError::internal("bindings are handled by pods/binding");
     };
     staged_core.push_back(b);

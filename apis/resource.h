@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/user_info.h"
 #include "common/api_error.h"
 #include "common/json.h"
 #include "storage/watch_cache.h"
@@ -23,7 +24,7 @@ struct TableColumn {
   std::string type;    // string, integer, number, boolean, date
   std::string format;  // "name" for the Name column, or ""
   std::string description;
-  int priority = 0;    // 1 = only with -o wide
+  int priority = 0;  // 1 = only with -o wide
 };
 
 // Collects validation failures with field paths, as upstream's field.ErrorList.
@@ -66,8 +67,7 @@ class Strategy {
   // Defaults applied to every write (create and update).
   virtual void applyDefaults(json::Value& obj, json::Allocator& a) const;
   virtual void validate(const json::Value& obj, FieldErrors& errs) const;
-  virtual void validateUpdate(const json::Value& obj, const json::Value& old,
-                              FieldErrors& errs) const;
+  virtual void validateUpdate(const json::Value& obj, const json::Value& old, FieldErrors& errs) const;
   // Field-selector attributes beyond metadata.name and metadata.namespace.
   virtual void selectableFields(const json::Value& obj, storage::StringPairs& out) const;
   // Field names a field selector may use (beyond metadata.name/namespace).
@@ -97,11 +97,11 @@ class Strategy {
 };
 
 struct Resource {
-  std::string group;       // "" for core
-  std::string version;     // v1
-  std::string kind;        // Pod
-  std::string plural;      // pods
-  std::string singular;    // pod
+  std::string group;     // "" for core
+  std::string version;   // v1
+  std::string kind;      // Pod
+  std::string plural;    // pods
+  std::string singular;  // pod
   std::vector<std::string> short_names;
   std::vector<std::string> categories;
   bool namespaced = true;
@@ -113,7 +113,8 @@ struct Resource {
   std::string schema_name;                // io.k8s.api.core.v1.Pod
   std::shared_ptr<const Strategy> strategy;
   // Create-only resources with nothing stored (reviews): the body is answered by this.
-  std::function<Result<std::string>(json::Document& body)> ephemeral_create;
+  // `user` is the requester as authenticated.
+  std::function<Result<std::string>(json::Document& body, const auth::UserInfo& user)> ephemeral_create;
 
   std::string apiVersion() const { return group.empty() ? version : group + "/" + version; }
   std::string listKind() const { return kind + "List"; }

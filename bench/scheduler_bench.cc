@@ -23,8 +23,8 @@ namespace {
 
 std::string nodeJson(int i) {
   std::string name = "bench-node-" + std::to_string(i);
-  return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","labels":{"kubernetes.io/hostname":")" +
-         name + R"(","zone":"z)" + std::to_string(i % 10) +
+  return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
+         R"(","labels":{"kubernetes.io/hostname":")" + name + R"(","zone":"z)" + std::to_string(i % 10) +
          R"("}},"status":{"allocatable":{"cpu":"32","memory":"128Gi","pods":"110"},"capacity":{"cpu":"32","memory":"128Gi","pods":"110"},)"
          R"("conditions":[{"type":"Ready","status":"True"}]}})";
 }
@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
   int rate = argc > 5 ? std::atoi(argv[5]) : 1000;
   char tmpl[] = "/tmp/shepherd-bench-XXXXXX";
   std::string dir = mkdtemp(tmpl);
-  Process api({bin + "/shepherd-apiserver", "--data-dir=" + dir + "/data", "--port=0", "--port-file=" + dir + "/port",
-               "--watch-cache-size=100000"},
+  Process api({bin + "/shepherd-apiserver", "--data-dir=" + dir + "/data", "--port=0", "--plain-http",
+               "--port-file=" + dir + "/port", "--watch-cache-size=100000"},
               dir + "/apiserver.log");
   int port = waitForPortFile(dir + "/port");
   if (!port) {
@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
   parallel(threads, nodes, [&](int i) {
     if (!rest.post("/api/v1/nodes", nodeJson(i)).ok()) failures++;
   });
-  std::printf("created %d nodes in %.1f s (%d failures)\n", nodes, ms(Clock::now() - t0) / 1000, failures.load());
+  std::printf("created %d nodes in %.1f s (%d failures)\n", nodes, ms(Clock::now() - t0) / 1000,
+              failures.load());
 
   // Watch every pod for its binding.
   std::mutex mu;
@@ -86,21 +87,22 @@ int main(int argc, char** argv) {
   std::string rv(json::getStringPath(*list, {"metadata", "resourceVersion"}));
   std::thread watcher([&] {
     while (!stop.load()) {
-      auto st = rest.stream("/api/v1/pods?watch=true&resourceVersion=" + rv,
-                            [&](std::string_view line) {
-                              auto at = Clock::now();
-                              json::Document ev;
-                              ev.Parse(line.data(), line.size());
-                              const json::Value* o = json::find(ev, "object");
-                              if (!o) return true;
-                              rv = json::getStringPath(*o, {"metadata", "resourceVersion"});
-                              if (!json::getStringPath(*o, {"spec", "nodeName"}).empty()) {
-                                std::lock_guard<std::mutex> g(mu);
-                                bound.emplace(std::string(json::getStringPath(*o, {"metadata", "name"})), at);
-                              }
-                              return !stop.load();
-                            },
-                            &stop, 60);
+      auto st = rest.stream(
+          "/api/v1/pods?watch=true&resourceVersion=" + rv,
+          [&](std::string_view line) {
+            auto at = Clock::now();
+            json::Document ev;
+            ev.Parse(line.data(), line.size());
+            const json::Value* o = json::find(ev, "object");
+            if (!o) return true;
+            rv = json::getStringPath(*o, {"metadata", "resourceVersion"});
+            if (!json::getStringPath(*o, {"spec", "nodeName"}).empty()) {
+              std::lock_guard<std::mutex> g(mu);
+              bound.emplace(std::string(json::getStringPath(*o, {"metadata", "name"})), at);
+            }
+            return !stop.load();
+          },
+          &stop, 60);
       (void)st;
     }
   });
@@ -114,7 +116,8 @@ int main(int argc, char** argv) {
   std::printf("created %d pending pods in %.1f s (%.0f creates/s)\n", pods, ms(Clock::now() - t0) / 1000,
               pods / (ms(Clock::now() - t0) / 1000));
   auto schedStart = Clock::now();
-  Process sched({bin + "/shepherd-scheduler", "--kubeconfig=" + kubeconfig, "--leader-elect=false"}, dir + "/scheduler.log");
+  Process sched({bin + "/shepherd-scheduler", "--kubeconfig=" + kubeconfig, "--leader-elect=false"},
+                dir + "/scheduler.log");
   auto allBound = [&](const std::string& prefix, int n) {
     std::lock_guard<std::mutex> g(mu);
     int c = 0;
@@ -123,7 +126,8 @@ int main(int argc, char** argv) {
     return c >= n;
   };
   auto deadline = Clock::now() + std::chrono::minutes(5);
-  while (!allBound("backlog-", pods) && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (!allBound("backlog-", pods) && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   Clock::time_point firstBind = Clock::time_point::max(), lastBind{};
   {
     std::lock_guard<std::mutex> g(mu);
@@ -140,17 +144,19 @@ int main(int argc, char** argv) {
       if (k.rfind("backlog-", 0) == 0) ++boundBacklog;
   }
   double backlogSeconds = ms(lastBind - firstBind) / 1000;
-  std::printf("phase 1: %d/%d pods bound; first binding %.2f s after the scheduler started; %.0f pods/s "
-              "(first to last binding, %.2f s)\n",
-              boundBacklog, pods, ms(firstBind - schedStart) / 1000, boundBacklog / std::max(backlogSeconds, 1e-9),
-              backlogSeconds);
+  std::printf(
+      "phase 1: %d/%d pods bound; first binding %.2f s after the scheduler started; %.0f pods/s "
+      "(first to last binding, %.2f s)\n",
+      boundBacklog, pods, ms(firstBind - schedStart) / 1000, boundBacklog / std::max(backlogSeconds, 1e-9),
+      backlogSeconds);
 
   // Phase 2: pods arrive while the scheduler runs.
   int phase2 = pods;
   auto p2start = Clock::now();
   parallel(threads, phase2, [&](int i) {
     // Pace: pod i is created at p2start + i/rate.
-    std::this_thread::sleep_until(p2start + std::chrono::microseconds(static_cast<int64_t>(i) * 1000000 / rate));
+    std::this_thread::sleep_until(p2start +
+                                  std::chrono::microseconds(static_cast<int64_t>(i) * 1000000 / rate));
     std::string name = "live-" + std::to_string(i);
     auto r = rest.post("/api/v1/namespaces/default/pods", podJson(name));
     auto at = Clock::now();
@@ -163,7 +169,8 @@ int main(int argc, char** argv) {
   });
   auto createdAll = Clock::now();
   deadline = Clock::now() + std::chrono::minutes(5);
-  while (!allBound("live-", phase2) && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (!allBound("live-", phase2) && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::vector<double> lat;
   Clock::time_point lastLive{};
   {
@@ -177,15 +184,20 @@ int main(int argc, char** argv) {
     }
   }
   double p2seconds = ms(lastLive - p2start) / 1000;
-  std::printf("phase 2: %zu/%d pods bound; created at %.0f pods/s (target %d); bound at %.0f pods/s; creation->binding "
-              "p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-              lat.size(), phase2, phase2 / (ms(createdAll - p2start) / 1000), rate, lat.size() / std::max(p2seconds, 1e-9),
-              percentile(lat, 50), percentile(lat, 99), percentile(lat, 100));
+  std::printf(
+      "phase 2: %zu/%d pods bound; created at %.0f pods/s (target %d); bound at %.0f pods/s; "
+      "creation->binding "
+      "p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+      lat.size(), phase2, phase2 / (ms(createdAll - p2start) / 1000), rate,
+      lat.size() / std::max(p2seconds, 1e-9), percentile(lat, 50), percentile(lat, 99), percentile(lat, 100));
   std::printf("scheduler: cpu %.1f s, rss %ld MiB; api server: cpu %.1f s, rss %ld MiB; failures %d\n",
-              cpuSeconds(sched.pid()), rssKb(sched.pid()) / 1024, cpuSeconds(api.pid()), rssKb(api.pid()) / 1024,
-              failures.load());
-  std::printf("SUMMARY scheduler: %d nodes, %d pods: backlog %.0f pods/s; at %d pods/s creation->binding p50 %.1f ms p99 %.1f ms\n",
-              nodes, pods, boundBacklog / std::max(backlogSeconds, 1e-9), rate, percentile(lat, 50), percentile(lat, 99));
+              cpuSeconds(sched.pid()), rssKb(sched.pid()) / 1024, cpuSeconds(api.pid()),
+              rssKb(api.pid()) / 1024, failures.load());
+  std::printf(
+      "SUMMARY scheduler: %d nodes, %d pods: backlog %.0f pods/s; at %d pods/s creation->binding p50 %.1f ms "
+      "p99 %.1f ms\n",
+      nodes, pods, boundBacklog / std::max(backlogSeconds, 1e-9), rate, percentile(lat, 50),
+      percentile(lat, 99));
   stop = true;
   (void)rest.post("/api/v1/namespaces/default/configmaps", R"({"metadata":{"name":"stop-watch"}})");
   watcher.join();

@@ -14,11 +14,13 @@
 #include <thread>
 
 #include "apis/kinds/podspec.h"
+#include "auth/authenticator.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "common/signals.h"
 #include "handlers/api_handler.h"
 #include "handlers/http/server.h"
+#include "pki/cluster_pki.h"
 #include "registry/registry.h"
 #include "storage/sqlite_storage.h"
 
@@ -129,6 +131,18 @@ int main(int argc, char** argv) {
   Flags flags;
   flags.define("data-dir", "./shepherd-data", "Directory of the embedded store (state.db).");
   flags.define("bind-address", "127.0.0.1", "Address to serve on (plain HTTP is served on loopback only).");
+  flags.define("tls-cert-file", "",
+               "Serving certificate (PEM, with its chain); when unset, one signed by a CA generated in "
+               "--cert-dir is used.");
+  flags.define("tls-private-key-file", "", "Key of --tls-cert-file (PEM).");
+  flags.define("cert-dir", "", "Where the generated CA and certificates live (default DATA-DIR/pki).");
+  flags.define("client-ca-file", "",
+               "CA whose client certificates authenticate users (CN = user, O = groups); defaults to the "
+               "generated CA when --tls-cert-file is unset.");
+  flags.define("token-auth-file", "", "Static bearer tokens, lines of token,user,uid[,\"group1,group2\"].");
+  flags.define("anonymous-auth", "true", "Serve requests without credentials as system:anonymous.", true);
+  flags.define("plain-http", "false",
+               "Serve plain HTTP instead of HTTPS (only on a loopback --bind-address).", true);
   flags.define("port", "6443", "Port to serve on; 0 picks a free port.");
   flags.define("port-file", "", "If set, the bound port is written to this file once serving.");
   flags.define("advertise-address", "",
@@ -159,7 +173,8 @@ int main(int argc, char** argv) {
   }
   std::chrono::seconds eventTtl = *ttl;
   std::string bind = flags.get("bind-address");
-  if (bind != "127.0.0.1" && bind != "::1" && bind != "localhost") {
+  bool plain = flags.getBool("plain-http");
+  if (plain && bind != "127.0.0.1" && bind != "::1" && bind != "localhost") {
     std::fprintf(stderr,
                  "shepherd-apiserver: plain HTTP may only be served on loopback (got --bind-address=%s)\n",
                  bind.c_str());
@@ -202,6 +217,37 @@ int main(int argc, char** argv) {
 
   handlers::ApiHandlerOptions ho;
   http::ServerOptions hs;
+  std::string certDir = flags.get("cert-dir").empty() ? dir + "/pki" : flags.get("cert-dir");
+  if (!plain) {
+    http::TlsOptions tls{flags.get("tls-cert-file"), flags.get("tls-private-key-file"),
+                         flags.get("client-ca-file")};
+    if (tls.cert_file.empty()) {
+      pki::ClusterPkiOptions po;
+      po.dir = certDir;
+      if (bind != "127.0.0.1" && bind != "0.0.0.0" && bind != "::") po.extra_sans.push_back(bind);
+      if (!flags.get("advertise-address").empty()) po.extra_sans.push_back(flags.get("advertise-address"));
+      if (auto r = pki::ensureClusterPki(po); !r) {
+        std::fprintf(stderr, "shepherd-apiserver: %s\n", r.error().message.c_str());
+        return 1;
+      }
+      tls.cert_file = certDir + "/apiserver.crt";
+      tls.key_file = certDir + "/apiserver.key";
+      if (tls.client_ca_file.empty()) tls.client_ca_file = certDir + "/ca.crt";
+    } else if (tls.key_file.empty()) {
+      std::fprintf(stderr, "shepherd-apiserver: --tls-cert-file needs --tls-private-key-file\n");
+      return 2;
+    }
+    hs.tls = tls;
+  }
+  auth::AuthenticatorOptions ao;
+  ao.anonymous = flags.getBool("anonymous-auth");
+  ao.token_file = flags.get("token-auth-file");
+  auto authenticator = auth::Authenticator::create(ao);
+  if (!authenticator) {
+    std::fprintf(stderr, "shepherd-apiserver: %s\n", authenticator.error().message.c_str());
+    return 2;
+  }
+  ho.authenticator = authenticator->get();
   hs.address = bind;
   hs.port = flags.getInt("port");
   hs.worker_threads = std::max(2, flags.getInt("worker-threads"));
@@ -228,8 +274,8 @@ int main(int argc, char** argv) {
     std::ofstream(tmp) << port.value() << "\n";
     std::rename(tmp.c_str(), flags.get("port-file").c_str());
   }
-  LOG_INFO("shepherd-apiserver serving on http://" << bind << ":" << port.value() << " (data in " << dir
-                                                   << ")");
+  LOG_INFO("shepherd-apiserver serving on " << (plain ? "http://" : "https://") << bind << ":" << port.value()
+                                            << " (data in " << dir << ")");
 
   int sig = 0;
   {

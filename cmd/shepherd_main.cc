@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <openssl/bio.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -24,6 +26,8 @@
 #include <vector>
 
 #include "common/flags.h"
+#include "pki/certificates.h"
+#include "pki/cluster_pki.h"
 
 using namespace shepherd;
 
@@ -62,26 +66,26 @@ std::string absolute(const std::string& p) {
   return std::string(cwd) + "/" + p;
 }
 
-// GET /readyz on loopback; true on HTTP 200.
+// GET /readyz over HTTPS on loopback (the probe needs no credentials); true on 200.
 bool ready(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  if (!ctx) return false;
+  BIO* bio = BIO_new_ssl_connect(ctx);
   bool ok = false;
-  timeval tv{2, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    const char req[] = "GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
-    if (write(fd, req, sizeof req - 1) == static_cast<ssize_t>(sizeof req - 1)) {
-      char buf[64] = {0};
-      ssize_t n = read(fd, buf, sizeof buf - 1);
-      ok = n > 12 && std::strncmp(buf + 9, "200", 3) == 0;
+  if (bio) {
+    std::string host = "127.0.0.1:" + std::to_string(port);
+    BIO_set_conn_hostname(bio, host.c_str());
+    if (BIO_do_connect(bio) == 1 && BIO_do_handshake(bio) == 1) {
+      const char req[] = "GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+      if (BIO_write(bio, req, sizeof req - 1) == static_cast<int>(sizeof req - 1)) {
+        char buf[64] = {0};
+        int n = BIO_read(bio, buf, sizeof buf - 1);
+        ok = n > 12 && std::strncmp(buf + 9, "200", 3) == 0;
+      }
     }
+    BIO_free_all(bio);
   }
-  close(fd);
+  SSL_CTX_free(ctx);
   return ok;
 }
 
@@ -130,20 +134,6 @@ std::string hostName() {
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   return host;
-}
-
-void writeKubeconfig(const std::string& path, int port) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << "apiVersion: v1\nkind: Config\nclusters:\n- name: shepherd\n  cluster:\n    server: "
-         "http://127.0.0.1:"
-      << port
-      << "\ncontexts:\n- name: shepherd\n  context:\n    cluster: shepherd\n    user: admin\n"
-         "current-context: shepherd\nusers:\n- name: admin\n  user: {}\n";
-  }
-  chmod(tmp.c_str(), 0600);
-  std::rename(tmp.c_str(), path.c_str());
 }
 
 int up(int argc, char** argv) {
@@ -199,21 +189,38 @@ int up(int argc, char** argv) {
       return 1;
     }
   }
+  // The cluster's CA, certificates and one kubeconfig per component (kept across runs).
+  std::string pkiDir = dir + "/pki";
+  pki::ClusterPkiOptions po;
+  po.dir = pkiDir;
+  po.server_url = "https://127.0.0.1:" + std::to_string(port);
+  if (withNode) po.nodes.push_back(flags.get("node-name"));
+  if (auto r = pki::ensureClusterPki(po); !r) {
+    std::fprintf(stderr, "shepherd up: %s\n", r.error().message.c_str());
+    return 1;
+  }
   std::vector<Component> components;
   Component apiserver;
   apiserver.name = "apiserver";
-  apiserver.argv = {bin + "/shepherd-apiserver", "--data-dir=" + dir + "/apiserver",
-                    "--port=" + std::to_string(port), "--bind-address=127.0.0.1"};
+  apiserver.argv = {bin + "/shepherd-apiserver",
+                    "--data-dir=" + dir + "/apiserver",
+                    "--port=" + std::to_string(port),
+                    "--bind-address=127.0.0.1",
+                    "--cert-dir=" + pkiDir,
+                    "--tls-cert-file=" + pkiDir + "/apiserver.crt",
+                    "--tls-private-key-file=" + pkiDir + "/apiserver.key",
+                    "--client-ca-file=" + pkiDir + "/ca.crt"};
   components.push_back(apiserver);
-  std::string kubeconfig = dir + "/kubeconfig";
+  std::string kubeconfig = dir + "/kubeconfig";  // the admin's, written once the API is up
   Component scheduler;
   scheduler.name = "scheduler";
-  scheduler.argv = {bin + "/shepherd-scheduler", "--kubeconfig=" + kubeconfig};
+  scheduler.argv = {bin + "/shepherd-scheduler", "--kubeconfig=" + pkiDir + "/scheduler.kubeconfig"};
   scheduler.needs_api = true;
   components.push_back(scheduler);
   Component controllers;
   controllers.name = "controller-manager";
-  controllers.argv = {bin + "/shepherd-controller-manager", "--kubeconfig=" + kubeconfig,
+  controllers.argv = {bin + "/shepherd-controller-manager",
+                      "--kubeconfig=" + pkiDir + "/controller-manager.kubeconfig",
                       "--root-ca-file=" + dir + "/pki/ca.crt"};
   controllers.needs_api = true;
   components.push_back(controllers);
@@ -221,7 +228,7 @@ int up(int argc, char** argv) {
     Component node;
     node.name = "kubelet";
     node.argv = {bin + "/kubelet-lite",
-                 "--kubeconfig=" + kubeconfig,
+                 "--kubeconfig=" + pkiDir + "/node-" + flags.get("node-name") + ".kubeconfig",
                  "--hostname-override=" + flags.get("node-name"),
                  "--port=" + flags.get("kubelet-port"),
                  "--container-runtime-endpoint=unix://" + runtimeDir + "/containerd.sock",
@@ -266,11 +273,13 @@ int up(int argc, char** argv) {
     }
     if (!announced) {
       if (ready(port)) {
-        writeKubeconfig(kubeconfig, port);
+        auto admin = pki::readFile(pkiDir + "/admin.kubeconfig");
+        if (!admin || !pki::writeFileAtomically(kubeconfig, *admin, 0600))
+          std::fprintf(stderr, "shepherd: cannot write %s\n", kubeconfig.c_str());
         for (auto& c : components)
           if (c.needs_api && c.pid <= 0) startComponent(c);
         std::printf(
-            "shepherd: the cluster is up: API server on http://127.0.0.1:%d\n"
+            "shepherd: the cluster is up: API server on https://127.0.0.1:%d\n"
             "shepherd: kubeconfig written to %s\n"
             "shepherd: try   export KUBECONFIG=%s; kubectl get namespaces\n"
             "shepherd: press Ctrl-C to stop\n",
@@ -321,12 +330,53 @@ int up(int argc, char** argv) {
   return 0;
 }
 
+// `shepherd pki`: writes (or completes) the cluster PKI in a directory, for clusters whose
+// components are started by hand or by a test harness.
+int pkiCommand(int argc, char** argv) {
+  Flags flags;
+  flags.define("dir", "", "Directory of the PKI (created if missing).");
+  flags.define("server", "", "API server URL written into the kubeconfigs (none written when empty).");
+  flags.define("nodes", "", "Comma-separated node names that get a certificate and kubeconfig.");
+  flags.define("sans", "", "Comma-separated extra IPs or DNS names for the serving certificate.");
+  flags.define("help", "false", "Show this help.", true);
+  std::string error;
+  if (!flags.parse(argc, argv, 2, error) || flags.get("dir").empty()) {
+    std::fprintf(stderr, "shepherd pki: %s\nflags:\n%s", error.empty() ? "--dir is required" : error.c_str(),
+                 flags.usage().c_str());
+    return 2;
+  }
+  auto split = [](const std::string& text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t comma = text.find(',', start);
+      if (comma == std::string::npos) comma = text.size();
+      if (comma > start) out.push_back(text.substr(start, comma - start));
+      start = comma + 1;
+    }
+    return out;
+  };
+  pki::ClusterPkiOptions po;
+  po.dir = absolute(flags.get("dir"));
+  po.server_url = flags.get("server");
+  po.nodes = split(flags.get("nodes"));
+  po.extra_sans = split(flags.get("sans"));
+  if (auto r = pki::ensureClusterPki(po); !r) {
+    std::fprintf(stderr, "shepherd pki: %s\n", r.error().message.c_str());
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "up") return up(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "pki") return pkiCommand(argc, argv);
   std::fprintf(stderr,
                "usage: shepherd up [--data-dir DIR] [--port PORT]\n"
-               "  Runs a Shepherd cluster on this machine in the foreground.\n");
+               "  Runs a Shepherd cluster on this machine in the foreground.\n"
+               "       shepherd pki --dir DIR [--server URL] [--nodes a,b] [--sans x,y]\n"
+               "  Writes the cluster CA, certificates and kubeconfigs into DIR.\n");
   return argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") ? 0 : 2;
 }

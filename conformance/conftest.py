@@ -115,7 +115,7 @@ class ShepherdServer:
         log = open(self.log_path, "wb")
         try:
             self.proc = subprocess.Popen(
-                [SERVER_BIN, "--data-dir", self.data_dir, "--port", "0",
+                [SERVER_BIN, "--data-dir", self.data_dir, "--port", "0", "--plain-http",
                  "--port-file", self.port_file],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         finally:

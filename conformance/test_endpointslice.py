@@ -1,5 +1,6 @@
 """Ports of the EndpointSlice [Conformance] tests of test/e2e/network/endpointslice.go
-(kubernetes/kubernetes, the ginkgo v2 / context version): "should create and delete
+(kubernetes/kubernetes, the ginkgo v2 / context version): "should have Endpoints and
+EndpointSlices pointing to API Server", "should create and delete
 Endpoints and EndpointSlices for a Service with a selector specified", "should create
 Endpoints and EndpointSlices for Pods matching a Service" and "should support creating
 EndpointSlice API operations".
@@ -26,9 +27,6 @@ client-go's ServerGroups first asks for aggregated discovery; the port asks for 
 application/json, which client-go also accepts.
 
 Not ported:
-* "should have Endpoints and EndpointSlices pointing to API Server" [Conformance]: it needs
-  the Service default/kubernetes and its Endpoints and EndpointSlices naming the API server
-  instances; Shepherd has no default/kubernetes Service yet.
 * "should support a Service with multiple ports specified in multiple EndpointSlices" and
   "should support a Service with multiple endpoint IPs specified in multiple EndpointSlices"
   (not [Conformance]): they connect to the Service's cluster IP from a pod (execHostnameTest
@@ -375,6 +373,54 @@ def ensure_pod_target_ref(pod, target_ref):
 # discovery document. The endpointslices resource MUST exist in the
 # /apis/discovery.k8s.io/v1 discovery document. The endpointslice controller should create
 # and delete EndpointSlices for Pods matching a Service.
+def endpoint_slices_equal(endpoints, endpoint_slice_list):
+    """endpointSlicesEqual: the same addresses (ready and not) and ports, over the slices of
+    the cluster's IP family (IPv4 here)."""
+    ep_addresses, ep_ports = set(), set()
+    for subset in endpoints.subsets or []:
+        for addr in (subset.addresses or []) + (subset.not_ready_addresses or []):
+            ep_addresses.add(addr.ip)
+        for port in subset.ports or []:
+            ep_ports.add(port.port)
+    logf("Endpoints addresses: %s , ports: %s", sorted(ep_addresses), sorted(ep_ports))
+    addr_type = "IPv4"  # framework.TestContext.ClusterIsIPv6() is false
+    slice_addresses, slice_ports = set(), set()
+    for sl in endpoint_slice_list.items:
+        if sl.address_type != addr_type:
+            logf("Skipping slice %s: wanted %s family, got %s", sl.metadata.name, addr_type,
+                 sl.address_type)
+            continue
+        for ep in sl.endpoints or []:
+            slice_addresses.update(ep.addresses or [])
+        for port in sl.ports or []:
+            if port.port is not None:
+                slice_ports.add(port.port)
+    logf("EndpointSlices addresses: %s , ports: %s", sorted(slice_addresses), sorted(slice_ports))
+    return slice_addresses == ep_addresses and slice_ports == ep_ports
+
+
+@conformance("[sig-network] EndpointSlice should have Endpoints and EndpointSlices pointing to "
+             "API Server [Conformance]")
+def test_endpointslice_pointing_to_api_server(new_framework):
+    f = endpointslice_framework(new_framework)
+    namespace, name = "default", "kubernetes"
+    expect_no_error(f.core.read_namespaced_service, name, namespace,
+                    explain='error obtaining API server "kubernetes" Service resource on "default" namespace')
+    endpoints = expect_no_error(
+        f.core.read_namespaced_endpoints, name, namespace,
+        explain='error obtaining API server "kubernetes" Endpoint resource on "default" namespace')
+    if not endpoints.subsets:
+        fail("Expected at least 1 subset in endpoints, got %d: %r", 0, endpoints.subsets)
+    endpoint_slice_list = expect_no_error(
+        list_endpoint_slices, f, namespace, LABEL_SERVICE_NAME + "=" + name,
+        explain='error obtaining API server "kubernetes" EndpointSlice resource on "default" namespace')
+    if not endpoint_slice_list.items:
+        fail("Expected at least 1 EndpointSlice, got %d: %r", len(endpoints.subsets), endpoints.subsets)
+    if not endpoint_slices_equal(endpoints, endpoint_slice_list):
+        fail("Expected EndpointSlice to have same addresses and port as Endpoints, got %r: %r",
+             endpoints, endpoint_slice_list)
+
+
 @conformance("[sig-network] EndpointSlice should create and delete Endpoints and "
              "EndpointSlices for a Service with a selector specified [Conformance]")
 def test_endpointslice_create_delete_for_service_with_selector(new_framework):

@@ -44,16 +44,24 @@ ApiHandler::ApiHandler(registry::Registry& registry, ApiHandlerOptions opts)
   group_list_ = apiGroupListJson(apis::Catalog::instance());
 }
 
-void ApiHandler::setServerAddress(const std::string& address) { api_versions_ = apiVersionsJson(address); }
+void ApiHandler::setServerAddress(const std::string& address) {
+  api_versions_ = apiVersionsJson(address);
+}
 
 void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> resp) {
   requests_.fetch_add(1, std::memory_order_relaxed);
+  if (opts_.authenticator) {
+    auto user = opts_.authenticator->authenticate(req);
+    if (!user) return resp->send(errorResponse(user.error()));
+    req.user = std::move(*user);
+  }
   std::vector<std::string> p = splitPath(req.path);
   const auto& catalog = apis::Catalog::instance();
   bool read = req.method == "GET" || req.method == "HEAD";
   if (p.empty()) {
     if (!read) return resp->send(notFound());
-    return resp->send(jsonResponse(R"({"paths":["/api","/api/v1","/apis","/healthz","/livez","/metrics","/openapi/v2","/openapi/v3","/readyz","/version"]})"));
+    return resp->send(jsonResponse(
+        R"({"paths":["/api","/api/v1","/apis","/healthz","/livez","/metrics","/openapi/v2","/openapi/v3","/readyz","/version"]})"));
   }
   const std::string& root = p[0];
   if (root == "healthz" || root == "livez" || root == "readyz") return health(req, resp, root);
@@ -65,7 +73,8 @@ void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> res
       // kubectl 1.27/1.28 ask for protobuf only; an empty protobuf message is a valid
       // (empty) document for them, while JSON clients get the real one.
       std::string_view accept = req.header("accept");
-      if (!accept.empty() && accept.find("json") == std::string_view::npos && accept.find("*/*") == std::string_view::npos) {
+      if (!accept.empty() && accept.find("json") == std::string_view::npos &&
+          accept.find("*/*") == std::string_view::npos) {
         http::Response r;
         r.headers.emplace_back("Content-Type", "application/octet-stream");
         return resp->send(std::move(r));
@@ -154,7 +163,8 @@ void ApiHandler::handleResourcePath(http::Request& req, const std::shared_ptr<ht
   rest_.handle(req, resp, s);
 }
 
-void ApiHandler::health(http::Request& req, const std::shared_ptr<http::Responder>& resp, const std::string& which) {
+void ApiHandler::health(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                        const std::string& which) {
   bool ok = !(which == "readyz" && (shutting_down_.load() || !ready_.load()));
   http::Response r;
   r.status = ok ? 200 : 500;
@@ -174,15 +184,18 @@ void ApiHandler::metrics(const std::shared_ptr<http::Responder>& resp) {
   std::string out;
   out += "# HELP apiserver_request_total Requests handled.\n# TYPE apiserver_request_total counter\n";
   out += "apiserver_request_total " + std::to_string(requests_.load()) + "\n";
-  out += "# HELP apiserver_registered_watchers Open watch streams.\n# TYPE apiserver_registered_watchers gauge\n";
+  out +=
+      "# HELP apiserver_registered_watchers Open watch streams.\n# TYPE apiserver_registered_watchers "
+      "gauge\n";
   out += "apiserver_registered_watchers " + std::to_string(watches_.size()) + "\n";
   out += "# HELP apiserver_storage_objects Objects per resource.\n# TYPE apiserver_storage_objects gauge\n";
   for (const auto& s : registry_.stores()) {
     const auto& r = s->resource();
-    out += "apiserver_storage_objects{resource=\"" + (r.group.empty() ? r.plural : r.plural + "." + r.group) + "\"} " +
-           std::to_string(s->cache().size()) + "\n";
+    out += "apiserver_storage_objects{resource=\"" + (r.group.empty() ? r.plural : r.plural + "." + r.group) +
+           "\"} " + std::to_string(s->cache().size()) + "\n";
   }
-  out += "# HELP shepherd_storage_revision Current storage revision.\n# TYPE shepherd_storage_revision gauge\n";
+  out +=
+      "# HELP shepherd_storage_revision Current storage revision.\n# TYPE shepherd_storage_revision gauge\n";
   out += "shepherd_storage_revision " + std::to_string(registry_.storage().currentRevision()) + "\n";
   http::Response r;
   r.headers.emplace_back("Content-Type", "text/plain; version=0.0.4");

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "auth/authenticator.h"
 #include "handlers/discovery.h"
 #include "handlers/http/message.h"
 #include "handlers/openapi.h"
@@ -18,6 +19,9 @@ namespace shepherd::handlers {
 struct ApiHandlerOptions {
   std::string server_address = "127.0.0.1:6443";  // advertised in /api
   VersionInfo version;
+  // Every request is authenticated first (401 when offered credentials fail); null
+  // accepts every request as is (unit tests).
+  const auth::Authenticator* authenticator = nullptr;
 };
 
 // Thread-safety: handle() is called concurrently from the server's workers.

@@ -7,10 +7,10 @@
 #include "common/yaml_json.h"
 #include "handlers/negotiation.h"
 #include "handlers/patch/patch.h"
-#include "registry/managed_fields.h"
 #include "handlers/status.h"
 #include "handlers/table.h"
 #include "handlers/watch_stream.h"
+#include "registry/managed_fields.h"
 
 namespace shepherd::handlers {
 
@@ -29,8 +29,10 @@ Result<WriteParams> writeParams(const http::Request& req) {
   WriteParams p;
   for (const auto& [k, v] : req.query) {
     if (k == "dryRun") {
-      if (v == "All") p.opts.dry_run = true;
-      else if (!v.empty()) return ApiError::badRequest("Invalid dry run value: " + v + ": supported values: \"All\"");
+      if (v == "All")
+        p.opts.dry_run = true;
+      else if (!v.empty())
+        return ApiError::badRequest("Invalid dry run value: " + v + ": supported values: \"All\"");
     }
   }
   p.opts.field_manager = req.queryValue("fieldManager");
@@ -38,9 +40,12 @@ Result<WriteParams> writeParams(const http::Request& req) {
   if (p.opts.field_manager.size() > 128)
     return ApiError::badRequest("fieldManager: Too long: must have at most 128 bytes");
   std::string_view fv = req.queryValue("fieldValidation");
-  if (fv.empty() || fv == "Warn") p.validation = FieldValidation::Warn;
-  else if (fv == "Strict") p.validation = FieldValidation::Strict;
-  else if (fv == "Ignore") p.validation = FieldValidation::Ignore;
+  if (fv.empty() || fv == "Warn")
+    p.validation = FieldValidation::Warn;
+  else if (fv == "Strict")
+    p.validation = FieldValidation::Strict;
+  else if (fv == "Ignore")
+    p.validation = FieldValidation::Ignore;
   else
     return ApiError::badRequest("fieldValidation: Invalid value: \"" + std::string(fv) +
                                 "\": fieldValidation must be one of \"Ignore\", \"Warn\", or \"Strict\"");
@@ -71,8 +76,10 @@ Status checkAgainstSchema(json::Document& doc, const apis::Resource& r, FieldVal
     if (f.kind == apis::SchemaFinding::Kind::TypeMismatch) return ApiError::badRequest(prefix + f.message);
   }
   for (const auto& f : findings) {
-    if (fv == FieldValidation::Strict) strict += (strict.empty() ? "" : ", ") + f.message;
-    else if (fv == FieldValidation::Warn) warnings.push_back(f.message);
+    if (fv == FieldValidation::Strict)
+      strict += (strict.empty() ? "" : ", ") + f.message;
+    else if (fv == FieldValidation::Warn)
+      warnings.push_back(f.message);
   }
   if (!strict.empty()) return ApiError::badRequest(prefix + "strict decoding error: " + strict);
   if (!findings.empty()) schemas.prune(doc, root);
@@ -121,7 +128,8 @@ void sendObject(const std::shared_ptr<http::Responder>& resp, const http::Reques
 std::string listMeta(const registry::ListPage& page) {
   std::string m = R"({"resourceVersion":")" + std::to_string(page.revision) + "\"";
   if (!page.continue_token.empty()) m += R"(,"continue":")" + page.continue_token + "\"";
-  if (page.remaining_item_count) m += R"(,"remainingItemCount":)" + std::to_string(*page.remaining_item_count);
+  if (page.remaining_item_count)
+    m += R"(,"remainingItemCount":)" + std::to_string(*page.remaining_item_count);
   return m + "}";
 }
 
@@ -167,7 +175,8 @@ Result<registry::DeleteOptions> deleteOptions(const http::Request& req) {
     char* end = nullptr;
     std::string text(g);
     long long v = std::strtoll(text.c_str(), &end, 10);
-    if (*end != '\0') return ApiError::badRequest("gracePeriodSeconds: Invalid value: \"" + text + "\": must be an integer");
+    if (*end != '\0')
+      return ApiError::badRequest("gracePeriodSeconds: Invalid value: \"" + text + "\": must be an integer");
     opts->grace_period_seconds = v;
   }
   if (std::string_view p = req.queryValue("propagationPolicy"); !p.empty()) opts->propagation_policy = p;
@@ -185,21 +194,26 @@ registry::Subresource subresourceOf(const RequestScope& s) {
 
 }  // namespace
 
-void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                         const RequestScope& s) {
   const std::string& m = req.method;
   bool item = !s.name.empty();
   if (!s.subresource.empty()) {
     if (!s.resource->hasSubresource(s.subresource))
-      return resp->send(errorResponse(ApiError::make(404, "NotFound", "the server could not find the requested resource")));
+      return resp->send(
+          errorResponse(ApiError::make(404, "NotFound", "the server could not find the requested resource")));
     if (s.subresource == "finalize" && m != "PUT")
-      return resp->send(errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural + "/finalize", m)));
+      return resp->send(errorResponse(
+          ApiError::methodNotSupported(s.resource->group, s.resource->plural + "/finalize", m)));
   }
   if ((s.resource->plural == "bindings" && s.resource->group.empty()) || s.subresource == "binding") {
     if (m != "POST") return resp->send(errorResponse(ApiError::methodNotSupported("", "pods/binding", m)));
     return bind(req, resp, s);
   }
   if (s.resource->ephemeral_create) {
-    if (m != "POST" || item) return resp->send(errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural, m)));
+    if (m != "POST" || item)
+      return resp->send(
+          errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural, m)));
     return createEphemeral(req, resp, s);
   }
   if (s.subresource == "scale") return scale(req, resp, s);
@@ -217,13 +231,15 @@ void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Respond
   resp->send(errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural, m)));
 }
 
-void RestHandler::get(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+void RestHandler::get(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                      const RequestScope& s) {
   auto obj = s.store->get(s.ns, s.name);
   if (!obj) return resp->send(errorResponse(obj.error()));
   sendObject(resp, req, s, 200, obj.value());
 }
 
-void RestHandler::list(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+void RestHandler::list(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                       const RequestScope& s) {
   auto fmt = negotiateOutput(req, true);
   if (!fmt) return resp->send(errorResponse(fmt.error()));
   auto limit = parseLimit(req);
@@ -257,7 +273,8 @@ void RestHandler::list(http::Request& req, const std::shared_ptr<http::Responder
   resp->send(std::move(r));
 }
 
-void RestHandler::watch(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+void RestHandler::watch(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                        const RequestScope& s) {
   auto fmt = negotiateOutput(req, true);
   if (!fmt) return resp->send(errorResponse(fmt.error()));
   registry::WatchOptions o;
@@ -288,8 +305,8 @@ void RestHandler::watch(http::Request& req, const std::shared_ptr<http::Responde
   wo.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
 
   // Validate selectors before committing to a 200 stream.
-  if (auto probe = s.store->list({s.ns, o.label_selector, o.field_selector, 1, "", "", ""}); !probe &&
-      probe.error().code == 400)
+  if (auto probe = s.store->list({s.ns, o.label_selector, o.field_selector, 1, "", "", ""});
+      !probe && probe.error().code == 400)
     return resp->send(errorResponse(probe.error()));
 
   http::Headers headers{{"Content-Type", "application/json"}, {"Cache-Control", "no-cache, private"}};
@@ -309,12 +326,14 @@ void RestHandler::watch(http::Request& req, const std::shared_ptr<http::Responde
   watches_.add(ws);
 }
 
-void RestHandler::create(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+void RestHandler::create(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                         const RequestScope& s) {
   auto params = writeParams(req);
   if (!params) return resp->send(errorResponse(params.error()));
   json::Document doc;
   if (auto st = decodeBody(req, doc); !st) return resp->send(errorResponse(st.error()));
-  if (!doc.IsObject()) return resp->send(errorResponse(ApiError::badRequest("the request body must be a JSON object")));
+  if (!doc.IsObject())
+    return resp->send(errorResponse(ApiError::badRequest("the request body must be a JSON object")));
   std::vector<std::string> warnings;
   if (auto st = checkAgainstSchema(doc, *s.resource, params->validation, warnings); !st)
     return resp->send(errorResponse(st.error()));
@@ -332,21 +351,24 @@ void RestHandler::createEphemeral(http::Request& req, const std::shared_ptr<http
   if (!params) return resp->send(errorResponse(params.error()));
   json::Document doc;
   if (auto st = decodeBody(req, doc); !st) return resp->send(errorResponse(st.error()));
-  if (!doc.IsObject()) return resp->send(errorResponse(ApiError::badRequest("the request body must be a JSON object")));
+  if (!doc.IsObject())
+    return resp->send(errorResponse(ApiError::badRequest("the request body must be a JSON object")));
   std::vector<std::string> warnings;
   if (auto st = checkAgainstSchema(doc, *s.resource, params->validation, warnings); !st)
     return resp->send(errorResponse(st.error()));
-  auto out = s.resource->ephemeral_create(doc);
+  auto out = s.resource->ephemeral_create(doc, req.user);
   if (!out) return resp->send(errorResponse(out.error()));
   resp->send(objectResponse(201, out.value(), *fmt, warnings));
 }
 
-void RestHandler::update(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+void RestHandler::update(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                         const RequestScope& s) {
   auto params = writeParams(req);
   if (!params) return resp->send(errorResponse(params.error()));
   json::Document doc;
   if (auto st = decodeBody(req, doc); !st) return resp->send(errorResponse(st.error()));
-  if (!doc.IsObject()) return resp->send(errorResponse(ApiError::badRequest("the request body must be a JSON object")));
+  if (!doc.IsObject())
+    return resp->send(errorResponse(ApiError::badRequest("the request body must be a JSON object")));
   std::vector<std::string> warnings;
   if (auto st = checkAgainstSchema(doc, *s.resource, params->validation, warnings); !st)
     return resp->send(errorResponse(st.error()));
@@ -355,7 +377,8 @@ void RestHandler::update(http::Request& req, const std::shared_ptr<http::Respond
   sendObject(resp, req, s, out->created ? 201 : 200, out->object, warnings);
 }
 
-void RestHandler::patch(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+void RestHandler::patch(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                        const RequestScope& s) {
   auto params = writeParams(req);
   if (!params) return resp->send(errorResponse(params.error()));
   auto type = patch::patchTypeOf(mediaType(req.header("content-type")));
@@ -383,7 +406,8 @@ void RestHandler::patch(http::Request& req, const std::shared_ptr<http::Responde
   sendObject(resp, req, s, 200, out->object, warnings);
 }
 
-void RestHandler::remove(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+void RestHandler::remove(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                         const RequestScope& s) {
   auto opts = deleteOptions(req);
   if (!opts) return resp->send(errorResponse(opts.error()));
   auto out = s.store->remove(s.ns, s.name, opts.value());
@@ -391,7 +415,8 @@ void RestHandler::remove(http::Request& req, const std::shared_ptr<http::Respond
   // Upstream answers 202 only for a pending deletion that asked for cascading with the
   // deprecated orphanDependents=false; graceful and finalized deletions answer 200.
   int code = !out->deleted_now && opts->orphan_dependents == false ? 202 : 200;
-  if (s.resource->return_deleted_object || !out->deleted_now) return sendObject(resp, req, s, code, out->object);
+  if (s.resource->return_deleted_object || !out->deleted_now)
+    return sendObject(resp, req, s, code, out->object);
   json::Document d;
   d.Parse(out->object->json.data(), out->object->json.size());
   http::Response r;

@@ -8,18 +8,31 @@
 #include <utility>
 #include <vector>
 
+#include "auth/user_info.h"
+
 namespace shepherd::http {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 struct Request {
-  std::string method;   // GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS
-  std::string target;   // as sent: /api/v1/pods?watch=1
-  std::string path;     // percent-decoded path without the query
+  std::string method;                                      // GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS
+  std::string target;                                      // as sent: /api/v1/pods?watch=1
+  std::string path;                                        // percent-decoded path without the query
   std::vector<std::pair<std::string, std::string>> query;  // decoded, in order
-  Headers headers;      // names lower-cased
+  Headers headers;                                         // names lower-cased
   std::string body;
-  std::string remote;   // peer address
+  std::string remote;  // peer address
+  // The client certificate of a TLS connection, if one was presented: its subject's
+  // common name and organizations, and whether it chains to the client CA.
+  struct ClientCertificate {
+    bool verified = false;
+    std::string error;  // why it did not verify
+    std::string common_name;
+    std::vector<std::string> organizations;
+  };
+  std::shared_ptr<const ClientCertificate> client_certificate;  // null: none presented
+  bool tls = false;
+  auth::UserInfo user;  // set by authentication
 
   // Header value by lower-case name ("" if absent; the first one if repeated).
   std::string_view header(std::string_view lower_name) const;

@@ -1,15 +1,19 @@
 #include "handlers/http/server.h"
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-
+#include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 
 #include "common/log.h"
@@ -34,7 +38,9 @@ std::string statusJson(int code, const std::string& reason, const std::string& m
          R"(","reason":")" + reason + R"(","code":)" + std::to_string(code) + "}";
 }
 
-char hexDigit(int v) { return "0123456789abcdef"[v & 15]; }
+char hexDigit(int v) {
+  return "0123456789abcdef"[v & 15];
+}
 
 std::string chunkHeader(size_t n) {
   std::string s;
@@ -48,7 +54,7 @@ std::string chunkHeader(size_t n) {
 
 }  // namespace
 
-class Session;
+class SessionBase;
 
 struct Server::Impl {
   ServerOptions opts;
@@ -63,7 +69,8 @@ struct Server::Impl {
   std::atomic<int> connections{0};
   std::atomic<uint64_t> served{0};
   std::mutex sessions_mu;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
+  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
+  std::optional<net::ssl::context> ssl;  // set when serving HTTPS
 
   Impl(ServerOptions o, Handler h) : opts(std::move(o)), handler(std::move(h)) {}
   void accept();
@@ -73,7 +80,7 @@ struct Server::Impl {
 // this small lock; the session drains it on its strand.
 class StreamState final : public StreamWriter {
  public:
-  StreamState(std::weak_ptr<Session> s, size_t limit) : session_(std::move(s)), limit_(limit) {}
+  StreamState(std::weak_ptr<SessionBase> s, size_t limit) : session_(std::move(s)), limit_(limit) {}
   bool write(Chunk chunk) override;
   void finish() override;
   bool closed() const override { return closed_.load(); }
@@ -85,7 +92,7 @@ class StreamState final : public StreamWriter {
 
  private:
   void schedule();
-  std::weak_ptr<Session> session_;
+  std::weak_ptr<SessionBase> session_;
   const size_t limit_;
   mutable std::mutex mu_;
   std::vector<Chunk> pending_;
@@ -97,11 +104,55 @@ class StreamState final : public StreamWriter {
   bool close_notified_ = false;
 };
 
-class Session : public std::enable_shared_from_this<Session> {
+// What StreamState needs of a connection, whatever its transport.
+class SessionBase : public std::enable_shared_from_this<SessionBase> {
  public:
-  Session(tcp::socket&& socket, Server::Impl& srv) : stream_(std::move(socket)), srv_(srv) {
+  virtual ~SessionBase() = default;
+  virtual net::any_io_executor executor() = 0;
+  virtual void shutdownNow() = 0;  // on the strand
+  virtual void flush() = 0;        // on the strand
+};
+
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// The subject of a TLS peer's certificate, and whether it verified against the client CA.
+std::shared_ptr<const Request::ClientCertificate> peerCertificate(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (!cert) return nullptr;
+  auto out = std::make_shared<Request::ClientCertificate>();
+  long result = SSL_get_verify_result(ssl);
+  out->verified = result == X509_V_OK;
+  if (!out->verified) out->error = X509_verify_cert_error_string(result);
+  X509_NAME* subject = X509_get_subject_name(cert);
+  auto entry = [&](int nid, std::vector<std::string>& into) {
+    for (int i = X509_NAME_get_index_by_NID(subject, nid, -1); i >= 0;
+         i = X509_NAME_get_index_by_NID(subject, nid, i)) {
+      ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, i));
+      unsigned char* utf8 = nullptr;
+      int n = ASN1_STRING_to_UTF8(&utf8, data);
+      if (n >= 0) into.emplace_back(reinterpret_cast<char*>(utf8), static_cast<size_t>(n));
+      OPENSSL_free(utf8);
+    }
+  };
+  std::vector<std::string> cn;
+  entry(NID_commonName, cn);
+  if (!cn.empty()) out->common_name = cn.front();
+  entry(NID_organizationName, out->organizations);
+  X509_free(cert);
+  return out;
+}
+
+// One connection. Stream is PlainStream or TlsStream; everything else is shared.
+template <class Stream>
+class Session final : public SessionBase {
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+ public:
+  template <class... Args>
+  Session(Server::Impl& srv, Args&&... args) : stream_(std::forward<Args>(args)...), srv_(srv) {
     beast::error_code ec;
-    auto ep = stream_.socket().remote_endpoint(ec);
+    auto ep = lowest().socket().remote_endpoint(ec);
     if (!ec) remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
   }
   ~Session() {
@@ -116,11 +167,16 @@ class Session : public std::enable_shared_from_this<Session> {
       std::lock_guard<std::mutex> g(srv_.sessions_mu);
       srv_.sessions[this] = weak_from_this();
     }
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->readRequest(true); });
+    net::dispatch(stream_.get_executor(), [self = self()] {
+      if constexpr (kTls)
+        self->handshake();
+      else
+        self->readRequest(true);
+    });
   }
 
   // Called on the strand by Server::stop.
-  void shutdownNow() {
+  void shutdownNow() override {
     if (stream_state_) {
       stream_state_->finish();
     } else if (!handling_ && !writing_) {
@@ -128,24 +184,23 @@ class Session : public std::enable_shared_from_this<Session> {
     }
   }
 
-  net::any_io_executor executor() { return stream_.get_executor(); }
+  net::any_io_executor executor() override { return stream_.get_executor(); }
 
   void sendResponse(Response r, bool head) {
-    net::post(stream_.get_executor(), [self = shared_from_this(), r = std::move(r), head]() mutable {
-      self->writeResponse(std::move(r), head);
-    });
+    net::post(stream_.get_executor(),
+              [self = self(), r = std::move(r), head]() mutable { self->writeResponse(std::move(r), head); });
   }
 
   std::shared_ptr<StreamWriter> beginStream(int status, Headers headers) {
     auto st = std::make_shared<StreamState>(weak_from_this(), srv_.opts.max_stream_backlog_bytes);
-    net::post(stream_.get_executor(), [self = shared_from_this(), st, status, headers = std::move(headers)]() mutable {
+    net::post(stream_.get_executor(), [self = self(), st, status, headers = std::move(headers)]() mutable {
       self->startStreaming(st, status, std::move(headers));
     });
     return st;
   }
 
   // Strand side of StreamState::schedule.
-  void flush() {
+  void flush() override {
     if (!stream_state_ || stream_writing_ || !header_sent_) return;
     std::vector<Chunk> batch;
     bool finish = false;
@@ -171,11 +226,11 @@ class Session : public std::enable_shared_from_this<Session> {
       bufs.emplace_back(net::buffer("\r\n", 2));
     }
     stream_writing_ = true;
-    stream_.expires_after(std::chrono::seconds(60));
-    net::async_write(stream_, bufs, [self = shared_from_this()](beast::error_code ec, size_t) {
+    lowest().expires_after(std::chrono::seconds(60));
+    net::async_write(stream_, bufs, [self = self()](beast::error_code ec, size_t) {
       self->stream_writing_ = false;
       self->inflight_.clear();
-      self->stream_.expires_never();
+      self->lowest().expires_never();
       if (ec) {
         self->endStream(false);
         return;
@@ -185,6 +240,19 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
  private:
+  std::shared_ptr<Session> self() { return std::static_pointer_cast<Session>(shared_from_this()); }
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
+  // TLS only: the handshake must finish within the header timeout.
+  void handshake() {
+    lowest().expires_after(std::chrono::seconds(srv_.opts.header_timeout_seconds));
+    stream_.async_handshake(net::ssl::stream_base::server, [self = self()](beast::error_code ec) {
+      if (ec) return self->close();
+      self->client_certificate_ = peerCertificate(self->stream_.native_handle());
+      self->readRequest(true);
+    });
+  }
+
   void readRequest(bool first) {
     if (srv_.stopping.load()) {
       close();
@@ -193,10 +261,10 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(srv_.opts.max_header_bytes));
     parser_->body_limit(srv_.opts.max_body_bytes);
-    stream_.expires_after(std::chrono::seconds(first ? srv_.opts.header_timeout_seconds
-                                                     : srv_.opts.idle_timeout_seconds));
+    lowest().expires_after(
+        std::chrono::seconds(first ? srv_.opts.header_timeout_seconds : srv_.opts.idle_timeout_seconds));
     bhttp::async_read_header(stream_, buffer_, *parser_,
-                             [self = shared_from_this()](beast::error_code ec, size_t) { self->onHeader(ec); });
+                             [self = self()](beast::error_code ec, size_t) { self->onHeader(ec); });
   }
 
   void onHeader(beast::error_code ec) {
@@ -207,11 +275,12 @@ class Session : public std::enable_shared_from_this<Session> {
       }
       if (ec == bhttp::error::body_limit) {  // Content-Length already over the limit
         failAndClose(413, "RequestEntityTooLarge",
-                     "the request body is larger than the limit of " + std::to_string(srv_.opts.max_body_bytes) + " bytes");
+                     "the request body is larger than the limit of " +
+                         std::to_string(srv_.opts.max_body_bytes) + " bytes");
         return;
       }
-      if (ec != bhttp::error::end_of_stream && ec != net::error::operation_aborted && ec != beast::error::timeout &&
-          ec != net::error::connection_reset && ec != net::error::eof)
+      if (ec != bhttp::error::end_of_stream && ec != net::error::operation_aborted &&
+          ec != beast::error::timeout && ec != net::error::connection_reset && ec != net::error::eof)
         failAndClose(400, "BadRequest", "malformed HTTP request: " + ec.message());
       else
         close();
@@ -220,14 +289,15 @@ class Session : public std::enable_shared_from_this<Session> {
     auto& req = parser_->get();
     if (auto len = parser_->content_length(); len && *len > srv_.opts.max_body_bytes) {
       failAndClose(413, "RequestEntityTooLarge",
-                   "the request body is larger than the limit of " + std::to_string(srv_.opts.max_body_bytes) + " bytes");
+                   "the request body is larger than the limit of " +
+                       std::to_string(srv_.opts.max_body_bytes) + " bytes");
       return;
     }
-    stream_.expires_after(std::chrono::seconds(srv_.opts.header_timeout_seconds));
+    lowest().expires_after(std::chrono::seconds(srv_.opts.header_timeout_seconds));
     auto expect = req[bhttp::field::expect];
     if (!expect.empty() && beast::iequals(expect, "100-continue")) {
       auto cont = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
-      net::async_write(stream_, net::buffer(*cont), [self = shared_from_this(), cont](beast::error_code ec, size_t) {
+      net::async_write(stream_, net::buffer(*cont), [self = self(), cont](beast::error_code ec, size_t) {
         if (ec) return self->close();
         self->readBody();
       });
@@ -238,14 +308,15 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void readBody() {
     bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = shared_from_this()](beast::error_code ec, size_t) { self->onRequest(ec); });
+                      [self = self()](beast::error_code ec, size_t) { self->onRequest(ec); });
   }
 
   void onRequest(beast::error_code ec) {
     if (ec) {
       if (ec == bhttp::error::body_limit) {
         failAndClose(413, "RequestEntityTooLarge",
-                     "the request body is larger than the limit of " + std::to_string(srv_.opts.max_body_bytes) + " bytes");
+                     "the request body is larger than the limit of " +
+                         std::to_string(srv_.opts.max_body_bytes) + " bytes");
       } else if (ec == beast::error::timeout || ec == net::error::eof || ec == bhttp::error::end_of_stream ||
                  ec == net::error::connection_reset) {
         close();
@@ -254,7 +325,7 @@ class Session : public std::enable_shared_from_this<Session> {
       }
       return;
     }
-    stream_.expires_never();
+    lowest().expires_never();
     bhttp::request<bhttp::string_body> msg = parser_->release();
     keep_alive_ = msg.keep_alive();
     head_ = msg.method() == bhttp::verb::head;
@@ -262,6 +333,8 @@ class Session : public std::enable_shared_from_this<Session> {
     req->method = std::string(msg.method_string());
     req->target = std::string(msg.target());
     req->remote = remote_;
+    req->tls = kTls;
+    req->client_certificate = client_certificate_;
     std::string_view target = msg.target();
     auto q = target.find('?');
     req->path = percentDecode(target.substr(0, q), false);
@@ -277,7 +350,8 @@ class Session : public std::enable_shared_from_this<Session> {
           if (eq == std::string_view::npos)
             req->query.emplace_back(percentDecode(part, true), "");
           else
-            req->query.emplace_back(percentDecode(part.substr(0, eq), true), percentDecode(part.substr(eq + 1), true));
+            req->query.emplace_back(percentDecode(part.substr(0, eq), true),
+                                    percentDecode(part.substr(eq + 1), true));
         }
         start = amp + 1;
       }
@@ -290,17 +364,19 @@ class Session : public std::enable_shared_from_this<Session> {
     req->body = std::move(msg.body());
     handling_ = true;
     srv_.in_flight.fetch_add(1);
-    auto responder = std::make_shared<ResponderImpl>(shared_from_this(), head_);
-    net::post(*srv_.workers, [this, self = shared_from_this(), req, responder]() mutable {
+    auto responder = std::make_shared<ResponderImpl>(self(), head_);
+    net::post(*srv_.workers, [this, self = self(), req, responder]() mutable {
       try {
         srv_.handler(*req, responder);
       } catch (const std::exception& e) {
         LOG_ERROR("http: handler threw for " << req->method << " " << req->target << ": " << e.what());
-        responder->send(Response{500, {{"Content-Type", "application/json"}},
-                                 statusJson(500, "InternalError", std::string("internal error: ") + e.what())});
+        responder->send(
+            Response{500,
+                     {{"Content-Type", "application/json"}},
+                     statusJson(500, "InternalError", std::string("internal error: ") + e.what())});
       } catch (...) {
-        responder->send(Response{500, {{"Content-Type", "application/json"}},
-                                 statusJson(500, "InternalError", "internal error")});
+        responder->send(Response{
+            500, {{"Content-Type", "application/json"}}, statusJson(500, "InternalError", "internal error")});
       }
       responder.reset();  // a handler that never answered gets a 500 from the destructor
       srv_.in_flight.fetch_sub(1);
@@ -312,7 +388,8 @@ class Session : public std::enable_shared_from_this<Session> {
     ResponderImpl(std::shared_ptr<Session> s, bool head) : session_(std::move(s)), head_(head) {}
     ~ResponderImpl() override {
       if (!done_.exchange(true))
-        session_->writeLater(Response{500, {{"Content-Type", "application/json"}},
+        session_->writeLater(Response{500,
+                                      {{"Content-Type", "application/json"}},
                                       statusJson(500, "InternalError", "the handler did not answer")},
                              head_);
     }
@@ -345,15 +422,15 @@ class Session : public std::enable_shared_from_this<Session> {
     res->content_length(len);
     srv_.served.fetch_add(1);
     writing_ = true;
-    stream_.expires_after(std::chrono::seconds(60));
+    lowest().expires_after(std::chrono::seconds(60));
     if (head) {
       auto sr = std::make_shared<bhttp::response_serializer<bhttp::string_body>>(*res);
-      bhttp::async_write_header(stream_, *sr, [self = shared_from_this(), res, sr](beast::error_code ec, size_t) {
+      bhttp::async_write_header(stream_, *sr, [self = self(), res, sr](beast::error_code ec, size_t) {
         self->afterWrite(ec, res->keep_alive());
       });
       return;
     }
-    bhttp::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, size_t) {
+    bhttp::async_write(stream_, *res, [self = self(), res](beast::error_code ec, size_t) {
       self->afterWrite(ec, res->keep_alive());
     });
   }
@@ -378,9 +455,9 @@ class Session : public std::enable_shared_from_this<Session> {
     res->keep_alive(keep_alive_);
     auto sr = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*res);
     srv_.served.fetch_add(1);
-    stream_.expires_after(std::chrono::seconds(60));
-    bhttp::async_write_header(stream_, *sr, [self = shared_from_this(), res, sr](beast::error_code ec, size_t) {
-      self->stream_.expires_never();
+    lowest().expires_after(std::chrono::seconds(60));
+    bhttp::async_write_header(stream_, *sr, [self = self(), res, sr](beast::error_code ec, size_t) {
+      self->lowest().expires_never();
       if (ec) {
         self->endStream(false);
         return;
@@ -394,14 +471,20 @@ class Session : public std::enable_shared_from_this<Session> {
   // While streaming, a read that completes means the client closed (or misbehaves).
   void watchDisconnect() {
     auto buf = std::make_shared<std::array<char, 512>>();
-    stream_.socket().async_read_some(net::buffer(*buf), [self = shared_from_this(), buf](beast::error_code ec, size_t) {
+    auto onRead = [self = self(), buf](beast::error_code ec, size_t) {
       if (!self->stream_state_) return;
       if (ec) {
         self->endStream(false);
         return;
       }
       self->watchDisconnect();
-    });
+    };
+    // Plain: straight from the socket, outside the stream's write timer. TLS: through the
+    // TLS layer (one read may run beside one write).
+    if constexpr (kTls)
+      stream_.async_read_some(net::buffer(*buf), std::move(onRead));
+    else
+      stream_.socket().async_read_some(net::buffer(*buf), std::move(onRead));
   }
 
   // A finished stream ends its connection: the terminating chunk (when the end is
@@ -417,9 +500,9 @@ class Session : public std::enable_shared_from_this<Session> {
       return;
     }
     auto last = std::make_shared<std::string>("0\r\n\r\n");
-    stream_.expires_after(std::chrono::seconds(10));
+    lowest().expires_after(std::chrono::seconds(10));
     net::async_write(stream_, net::buffer(*last),
-                     [self = shared_from_this(), last](beast::error_code, size_t) { self->close(); });
+                     [self = self(), last](beast::error_code, size_t) { self->close(); });
   }
 
   void failAndClose(int code, const std::string& reason, const std::string& message) {
@@ -436,15 +519,16 @@ class Session : public std::enable_shared_from_this<Session> {
       st->markClosed();
     }
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    lowest().close();
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   Server::Impl& srv_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::string remote_;
+  std::shared_ptr<const Request::ClientCertificate> client_certificate_;
   bool keep_alive_ = true;
   bool head_ = false;
   bool handling_ = false;
@@ -466,8 +550,7 @@ bool StreamState::write(Chunk chunk) {
     closed_ = true;
     pending_.clear();
     pending_bytes_ = 0;
-    if (auto s = session_.lock())
-      net::post(s->executor(), [s] { s->shutdownNow(); });
+    if (auto s = session_.lock()) net::post(s->executor(), [s] { s->shutdownNow(); });
     return false;
   }
   pending_bytes_ += n;
@@ -505,8 +588,10 @@ void StreamState::onClose(std::function<void()> fn) {
   bool call_now = false;
   {
     std::lock_guard<std::mutex> g(mu_);
-    if (close_notified_) call_now = true;
-    else on_close_ = std::move(fn);
+    if (close_notified_)
+      call_now = true;
+    else
+      on_close_ = std::move(fn);
   }
   if (call_now && fn) fn();
 }
@@ -539,15 +624,49 @@ void Server::Impl::accept() {
     } else {
       beast::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
-      std::make_shared<Session>(std::move(socket), *this)->start();
+      if (ssl)
+        std::make_shared<Session<TlsStream>>(*this, std::move(socket), *ssl)->start();
+      else
+        std::make_shared<Session<PlainStream>>(*this, std::move(socket))->start();
     }
     if (!stopping.load()) accept();
   });
 }
 
-Server::Server(ServerOptions opts, Handler handler) : impl_(std::make_unique<Impl>(std::move(opts), std::move(handler))) {}
+// TLS 1.2 and later; client certificates requested (not required) and checked against
+// the client CA after the handshake (see TlsOptions).
+std::string makeSslContext(const TlsOptions& tls, std::optional<net::ssl::context>& out) {
+  out.emplace(net::ssl::context::tls_server);
+  auto& ctx = *out;
+  beast::error_code ec;
+  ctx.set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                      net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                      net::ssl::context::no_tlsv1_1,
+                  ec);
+  ctx.use_certificate_chain_file(tls.cert_file, ec);
+  if (ec) return "cannot load the serving certificate " + tls.cert_file + ": " + ec.message();
+  ctx.use_private_key_file(tls.key_file, net::ssl::context::pem, ec);
+  if (ec) return "cannot load the serving key " + tls.key_file + ": " + ec.message();
+  if (!tls.client_ca_file.empty()) {
+    ctx.load_verify_file(tls.client_ca_file, ec);
+    if (ec) return "cannot load the client CA " + tls.client_ca_file + ": " + ec.message();
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(tls.client_ca_file.c_str());
+    if (!names) return "no certificate in the client CA file " + tls.client_ca_file;
+    SSL_CTX_set_client_CA_list(ctx.native_handle(), names);
+    ctx.set_verify_mode(net::ssl::verify_peer, ec);
+    ctx.set_verify_callback([](bool, net::ssl::verify_context&) { return true; }, ec);
+    static const unsigned char kSessionContext[] = "shepherd";
+    SSL_CTX_set_session_id_context(ctx.native_handle(), kSessionContext, sizeof kSessionContext - 1);
+  }
+  return "";
+}
 
-Server::~Server() { stop(0); }
+Server::Server(ServerOptions opts, Handler handler)
+    : impl_(std::make_unique<Impl>(std::move(opts), std::move(handler))) {}
+
+Server::~Server() {
+  stop(0);
+}
 
 Result<int> Server::start() {
   beast::error_code ec;
@@ -559,9 +678,18 @@ Result<int> Server::start() {
   if (!ec) acc.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) acc.bind(ep, ec);
   if (!ec) acc.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) return ApiError::internal("cannot listen on " + impl_->opts.address + ":" + std::to_string(impl_->opts.port) + ": " + ec.message());
+  if (ec)
+    return ApiError::internal("cannot listen on " + impl_->opts.address + ":" +
+                              std::to_string(impl_->opts.port) + ": " + ec.message());
   port_ = acc.local_endpoint().port();
-  impl_->workers = std::make_unique<net::thread_pool>(static_cast<size_t>(std::max(1, impl_->opts.worker_threads)));
+  if (impl_->opts.tls) {
+    if (auto err = makeSslContext(*impl_->opts.tls, impl_->ssl); !err.empty()) {
+      acc.close(ec);
+      return ApiError::internal(err);
+    }
+  }
+  impl_->workers =
+      std::make_unique<net::thread_pool>(static_cast<size_t>(std::max(1, impl_->opts.worker_threads)));
   impl_->work.emplace(net::make_work_guard(impl_->ioc));
   impl_->accept();
   for (int i = 0; i < std::max(1, impl_->opts.io_threads); ++i)
@@ -577,7 +705,7 @@ void Server::stop(int grace_seconds) {
     impl_->acceptor.close(ec);
   });
   auto shutdownSessions = [this] {
-    std::vector<std::shared_ptr<Session>> live;
+    std::vector<std::shared_ptr<SessionBase>> live;
     {
       std::lock_guard<std::mutex> g(impl_->sessions_mu);
       for (auto& [p, w] : impl_->sessions)
@@ -591,7 +719,8 @@ void Server::stop(int grace_seconds) {
   while (impl_->in_flight.load() > 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   // Let the answers be written, then close what remains.
-  auto flushDeadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_seconds > 0 ? 500 : 0);
+  auto flushDeadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_seconds > 0 ? 500 : 0);
   while (impl_->connections.load() > 0 && std::chrono::steady_clock::now() < flushDeadline) {
     shutdownSessions();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -603,7 +732,11 @@ void Server::stop(int grace_seconds) {
   if (impl_->workers) impl_->workers->join();
 }
 
-uint64_t Server::requestsServed() const { return impl_->served.load(); }
-int Server::activeConnections() const { return impl_->connections.load(); }
+uint64_t Server::requestsServed() const {
+  return impl_->served.load();
+}
+int Server::activeConnections() const {
+  return impl_->connections.load();
+}
 
 }  // namespace shepherd::http

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/api_error.h"
@@ -19,16 +20,26 @@ namespace shepherd::http {
 
 using Handler = std::function<void(Request& request, std::shared_ptr<Responder> responder)>;
 
+// HTTPS: the serving certificate chain and key (PEM files); with a client CA, client
+// certificates are requested and checked against it (an unverifiable one is reported to
+// the handler, which answers 401, as kube-apiserver does, rather than failing the
+// handshake).
+struct TlsOptions {
+  std::string cert_file, key_file;
+  std::string client_ca_file;  // "" = no client certificates
+};
+
 struct ServerOptions {
   std::string address = "127.0.0.1";
-  int port = 0;                       // 0 = pick a free port
+  int port = 0;  // 0 = pick a free port
   int io_threads = 2;
-  int worker_threads = 32;            // handlers may block on storage
+  int worker_threads = 32;  // handlers may block on storage
   size_t max_body_bytes = 3 * 1024 * 1024;
   size_t max_header_bytes = 64 * 1024;
-  int header_timeout_seconds = 60;    // a request must arrive within this time
-  int idle_timeout_seconds = 300;     // keep-alive connections idle longer are closed
+  int header_timeout_seconds = 60;                     // a request must arrive within this time
+  int idle_timeout_seconds = 300;                      // keep-alive connections idle longer are closed
   size_t max_stream_backlog_bytes = 64 * 1024 * 1024;  // per streaming response
+  std::optional<TlsOptions> tls;                       // unset: plain HTTP
 };
 
 // Thread-safety: start() and stop() from one controlling thread; the handler is called

@@ -11,6 +11,7 @@ Run from the repository root:  /usr/bin/python3 -m pytest tests/e2e -q
 import json
 import os
 import signal
+import ssl
 import subprocess
 import time
 import urllib.error
@@ -22,6 +23,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SERVER_BIN = os.environ.get(
     "SHEPHERD_APISERVER", os.path.join(REPO, "build", "cmd", "shepherd-apiserver")
 )
+SHEPHERD_BIN = os.path.join(os.path.dirname(SERVER_BIN), "shepherd")
 KUBECTL_BINS = {
     "1.27": "/usr/lib/google-cloud-sdk/bin/kubectl.1.27",
     "1.33": "/usr/lib/google-cloud-sdk/bin/kubectl.1.33",
@@ -37,8 +39,9 @@ STOP_GRACE = 10.0
 
 
 def http_request(base_url, method, path, body=None, headers=None, content_type=None,
-                 timeout=30.0):
-    """Raw HTTP request. ``body`` may be bytes, str, or a JSON-serialisable object.
+                 timeout=30.0, context=None):
+    """Raw HTTP request. ``body`` may be bytes, str, or a JSON-serialisable object;
+    ``context`` is the ssl.SSLContext of an https URL.
 
     Returns (status, headers, body) where headers is an ``email.message.Message``
     (case-insensitive ``get``/``get_all``) and body is bytes.
@@ -60,7 +63,7 @@ def http_request(base_url, method, path, body=None, headers=None, content_type=N
     hdrs.setdefault("Accept", "application/json")
     req = urllib.request.Request(base_url + path, data=data, method=method, headers=hdrs)
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
+        with urllib.request.urlopen(req, timeout=timeout, context=context) as resp:
             return resp.status, resp.headers, resp.read()
     except urllib.error.HTTPError as e:
         try:
@@ -82,7 +85,8 @@ class ApiClient:
 
     def request(self, method, path, body=None, headers=None, content_type=None, timeout=30.0):
         return http_request(self.base_url, method, path, body=body, headers=headers,
-                            content_type=content_type, timeout=timeout)
+                            content_type=content_type, timeout=timeout,
+                            context=self._server.ssl_context)
 
     def json(self, method, path, body=None, **kw):
         """Like ``request`` but decodes a JSON body; returns (status, headers, obj)."""
@@ -115,10 +119,14 @@ class ApiClient:
 class ShepherdServer:
     """A shepherd-apiserver process on a data dir; can be stopped, killed and restarted."""
 
-    def __init__(self, workdir, data_dir=None, extra_args=()):
+    def __init__(self, workdir, data_dir=None, extra_args=(), tls=False):
         self.workdir = workdir
         self.data_dir = data_dir or os.path.join(workdir, "data")
         self.extra_args = list(extra_args)
+        # HTTPS with the PKI the server generates in DATA/pki; requests go as the admin.
+        self.tls = tls
+        self.pki_dir = os.path.join(self.data_dir, "pki")
+        self.ssl_context = None
         self.proc = None
         self.port = None
         self.starts = 0
@@ -127,7 +135,16 @@ class ShepherdServer:
 
     @property
     def base_url(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("https" if self.tls else "http", self.port)
+
+    def client_context(self, identity="admin"):
+        """An SSLContext trusting the cluster CA, with ``identity``'s client certificate
+        (None: no certificate)."""
+        ctx = ssl.create_default_context(cafile=os.path.join(self.pki_dir, "ca.crt"))
+        if identity:
+            ctx.load_cert_chain(os.path.join(self.pki_dir, identity + ".crt"),
+                                os.path.join(self.pki_dir, identity + ".key"))
+        return ctx
 
     @property
     def pid(self):
@@ -142,7 +159,7 @@ class ShepherdServer:
             os.unlink(port_file)
         self.port = None
         args = [SERVER_BIN, "--data-dir", self.data_dir, "--port", "0",
-                "--port-file", port_file] + self.extra_args
+                "--port-file", port_file] + ([] if self.tls else ["--plain-http"]) + self.extra_args
         log = open(self.log_path, "wb")
         try:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
@@ -161,8 +178,11 @@ class ShepherdServer:
                 if self.port is None and not self._read_port(port_file):
                     time.sleep(0.05)
                     continue
+                if self.tls and self.ssl_context is None:
+                    self.ssl_context = self.client_context()
                 try:
-                    status, _, _ = http_request(self.base_url, "GET", "/readyz", timeout=2)
+                    status, _, _ = http_request(self.base_url, "GET", "/readyz", timeout=2,
+                                                context=self.ssl_context)
                     if status == 200:
                         break
                 except OSError:
@@ -186,6 +206,13 @@ class ShepherdServer:
         return True
 
     def _write_kubeconfig(self):
+        if self.tls:  # the admin's kubeconfig, with the CA and its certificate embedded
+            subprocess.run([SHEPHERD_BIN, "pki", "--dir", self.pki_dir, "--server", self.base_url],
+                           check=True, timeout=30)
+            with open(os.path.join(self.pki_dir, "admin.kubeconfig")) as src, \
+                    open(self.kubeconfig, "w") as dst:
+                dst.write(src.read())
+            return
         cfg = (
             "apiVersion: v1\n"
             "kind: Config\n"
@@ -257,9 +284,9 @@ def server_factory(tmp_path_factory):
     """Start extra servers, each with its own temp data dir; all stopped at teardown."""
     servers = []
 
-    def make(extra_args=()):
+    def make(extra_args=(), tls=False):
         workdir = str(tmp_path_factory.mktemp("shepherd"))
-        srv = ShepherdServer(workdir, extra_args=extra_args)
+        srv = ShepherdServer(workdir, extra_args=extra_args, tls=tls)
         servers.append(srv)
         return srv.start()
 

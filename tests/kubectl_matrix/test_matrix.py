@@ -93,7 +93,7 @@ class Server:
 
     def start(self):
         port_file = os.path.join(self.workdir, "port")
-        args = [SERVER_BIN, "--data-dir", os.path.join(self.workdir, "data"), "--port", "0",
+        args = [SERVER_BIN, "--data-dir", os.path.join(self.workdir, "data"), "--port", "0", "--plain-http",
                 "--port-file", port_file]
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,

@@ -66,7 +66,8 @@ int request(const std::string& method, const std::string& path, const std::strin
   timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
-  if (!body.empty()) req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  if (!body.empty())
+    req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   req += "\r\n" + body;
   if (!sendAll(fd, req)) {
     close(fd);
@@ -99,7 +100,8 @@ class Conn {
         setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
       }
       std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
-      if (!body.empty()) req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+      if (!body.empty())
+        req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
       req += "\r\n" + body;
       if (!sendAll(fd_, req)) {
         reset();
@@ -117,7 +119,8 @@ class Conn {
         if (need == std::string::npos) {
           auto cl = resp.find("Content-Length: ");
           if (cl == std::string::npos || cl > h) cl = resp.find("content-length: ");
-          need = h + 4 + (cl != std::string::npos && cl < h ? std::strtoul(resp.c_str() + cl + 16, nullptr, 10) : 0);
+          need = h + 4 +
+                 (cl != std::string::npos && cl < h ? std::strtoul(resp.c_str() + cl + 16, nullptr, 10) : 0);
         }
         if (resp.size() >= need) break;
       }
@@ -175,8 +178,9 @@ void watchOnce(long long& last, int for_ms, Stats& st, int id) {
   st.connections++;
   timeval tv{0, 200 * 1000};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string req = "GET /api/v1/namespaces/stress/configmaps?watch=true&resourceVersion=" + std::to_string(last) +
-                    " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  std::string req =
+      "GET /api/v1/namespaces/stress/configmaps?watch=true&resourceVersion=" + std::to_string(last) +
+      " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
   sendAll(fd, req);
   std::string buf, lines;
   bool headerDone = false;
@@ -222,8 +226,10 @@ void watchOnce(long long& last, int for_ms, Stats& st, int id) {
       start = nl + 1;
       if (line.rfind("{\"type\":\"BOOKMARK\"", 0) == 0) continue;
       if (line.rfind("{\"type\":\"ERROR\"", 0) == 0) {
-        if (line.find("\"code\":410") != std::string_view::npos) st.expired++;
-        else st.errors++;
+        if (line.find("\"code\":410") != std::string_view::npos)
+          st.expired++;
+        else
+          st.errors++;
         st.problem("watcher " + std::to_string(id) + " got " + std::string(line.substr(0, 200)));
         close(fd);
         return;
@@ -233,10 +239,12 @@ void watchOnce(long long& last, int for_ms, Stats& st, int id) {
       st.events++;
       if (rv <= last) {
         st.order++;
-        st.problem("watcher " + std::to_string(id) + ": revision " + std::to_string(rv) + " after " + std::to_string(last));
+        st.problem("watcher " + std::to_string(id) + ": revision " + std::to_string(rv) + " after " +
+                   std::to_string(last));
       } else if (rv != last + 1) {
         st.gaps++;
-        st.problem("watcher " + std::to_string(id) + ": gap " + std::to_string(last) + " -> " + std::to_string(rv));
+        st.problem("watcher " + std::to_string(id) + ": gap " + std::to_string(last) + " -> " +
+                   std::to_string(rv));
       }
       if (rv > last) last = rv;
     }
@@ -269,7 +277,7 @@ int main(int argc, char** argv) {
     std::string log = dir + "/server.log";
     FILE* f = std::freopen(log.c_str(), "w", stderr);
     (void)f;
-    execl(bin.c_str(), bin.c_str(), ("--data-dir=" + dir + "/data").c_str(), "--port=0",
+    execl(bin.c_str(), bin.c_str(), ("--data-dir=" + dir + "/data").c_str(), "--port=0", "--plain-http",
           ("--port-file=" + portFile).c_str(), "--watch-cache-size=50000", static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -296,7 +304,8 @@ int main(int argc, char** argv) {
     cleanup();
     return 1;
   }
-  request("POST", "/api/v1/namespaces", R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"stress"}})", nullptr);
+  request("POST", "/api/v1/namespaces",
+          R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"stress"}})", nullptr);
   std::string listBody;
   request("GET", "/api/v1/namespaces/stress/configmaps", "", &listBody);
   long long startRv = extractRv(listBody);
@@ -331,9 +340,12 @@ int main(int argc, char** argv) {
           if (code == 404) code = conn.request("POST", "/api/v1/namespaces/stress/configmaps", body);
           if (code == 409) code = 200;  // raced with another op on the same name
         }
-        noteMax(st.max_write_ms, std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count());
-        if (code >= 200 && code < 300) st.writes++;
-        else st.write_failures++;
+        noteMax(st.max_write_ms,
+                std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count());
+        if (code >= 200 && code < 300)
+          st.writes++;
+        else
+          st.write_failures++;
         std::this_thread::sleep_until(next);
       }
     });
@@ -362,7 +374,8 @@ int main(int argc, char** argv) {
   while (Clock::now() < end) {
     std::this_thread::sleep_for(std::chrono::seconds(10));
     std::printf("t+%llds writes=%lld events=%lld connections=%lld gaps=%lld order=%lld errors=%lld\n",
-                static_cast<long long>(seconds - std::chrono::duration_cast<std::chrono::seconds>(end - Clock::now()).count()),
+                static_cast<long long>(
+                    seconds - std::chrono::duration_cast<std::chrono::seconds>(end - Clock::now()).count()),
                 st.writes.load(), st.events.load(), st.connections.load(), st.gaps.load(), st.order.load(),
                 st.errors.load());
     std::fflush(stdout);
@@ -381,9 +394,9 @@ int main(int argc, char** argv) {
       "max_write_ms=%lld events=%lld connections=%lld gaps=%lld out_of_order=%lld expired=%lld errors=%lld "
       "health_failures=%lld max_health_ms=%lld alive=%d clean_exit=%d\n",
       seconds, watchers, rate, st.writes.load(), static_cast<double>(st.writes.load()) / seconds,
-      st.write_failures.load(), st.max_write_ms.load(), st.events.load(), st.connections.load(), st.gaps.load(),
-      st.order.load(), st.expired.load(), st.errors.load(), st.health_failures.load(), st.max_health_ms.load(), alive,
-      cleanExit);
+      st.write_failures.load(), st.max_write_ms.load(), st.events.load(), st.connections.load(),
+      st.gaps.load(), st.order.load(), st.expired.load(), st.errors.load(), st.health_failures.load(),
+      st.max_health_ms.load(), alive, cleanExit);
   if (!st.first_problem.empty()) std::printf("first problem: %s\n", st.first_problem.c_str());
   bool ok = alive && cleanExit && st.gaps == 0 && st.order == 0 && st.expired == 0 && st.errors == 0 &&
             st.write_failures == 0 && st.health_failures == 0 && st.events > 0 &&

@@ -1,0 +1,83 @@
+#include "auth/authenticator.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace shepherd::auth {
+
+namespace {
+
+void addAuthenticatedGroup(UserInfo& u) {
+  if (std::find(u.groups.begin(), u.groups.end(), kAuthenticatedGroup) == u.groups.end())
+    u.groups.push_back(kAuthenticatedGroup);
+}
+
+// The token of "Authorization: Bearer <token>" ("" when absent or another scheme).
+std::string bearerToken(const http::Request& req) {
+  std::string_view h = req.header("authorization");
+  size_t sp = h.find(' ');
+  if (sp == std::string_view::npos) return "";
+  std::string scheme(h.substr(0, sp));
+  for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (scheme != "bearer") return "";
+  std::string_view token = h.substr(sp + 1);
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+  return std::string(token);
+}
+
+}  // namespace
+
+ApiError unauthorized() {
+  ApiError e;
+  e.code = 401;
+  e.reason = "Unauthorized";
+  e.message = "Unauthorized";
+  return e;
+}
+
+Result<std::unique_ptr<Authenticator>> Authenticator::create(const AuthenticatorOptions& opts) {
+  auto a = std::make_unique<Authenticator>();
+  a->opts_ = opts;
+  if (!opts.token_file.empty()) {
+    auto tf = TokenFile::load(opts.token_file);
+    if (!tf) return tf.error();
+    a->tokens_ = std::move(*tf);
+  }
+  return a;
+}
+
+Result<UserInfo> Authenticator::authenticate(const http::Request& req) const {
+  bool offered = false;
+  if (const auto& cert = req.client_certificate) {
+    offered = true;
+    if (cert->verified && !cert->common_name.empty()) {
+      UserInfo u;
+      u.name = cert->common_name;
+      u.groups = cert->organizations;
+      addAuthenticatedGroup(u);
+      return u;
+    }
+  }
+  if (std::string token = bearerToken(req); !token.empty()) {
+    offered = true;
+    if (tokens_)
+      if (const UserInfo* u = tokens_->find(token)) {
+        UserInfo copy = *u;
+        addAuthenticatedGroup(copy);
+        return copy;
+      }
+    for (auto& t : token_authenticators_)
+      if (auto u = t(token)) {
+        addAuthenticatedGroup(*u);
+        return *u;
+      }
+  }
+  if (offered || !opts_.anonymous) return unauthorized();
+  UserInfo anon;
+  anon.name = kAnonymousUser;
+  anon.groups = {kUnauthenticatedGroup};
+  return anon;
+}
+
+}  // namespace shepherd::auth

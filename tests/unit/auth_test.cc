@@ -1,0 +1,285 @@
+// Authentication and the cluster PKI: the token file format, the authenticator's order
+// and outcomes, issued certificates, and HTTPS serving with client certificates (the
+// server as kubectl meets it: libcurl with a CA and a client certificate).
+#include <curl/curl.h>
+#include <gtest/gtest.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+#include "auth/authenticator.h"
+#include "auth/request_info.h"
+#include "client/kubeconfig.h"
+#include "handlers/http/server.h"
+#include "pki/certificates.h"
+#include "pki/cluster_pki.h"
+#include "pki/openssl_util.h"
+#include "test_util.h"
+
+using namespace shepherd;
+
+namespace {
+
+// Every directory a test makes goes when the test binary ends.
+std::string tempDir() {
+  static std::vector<std::unique_ptr<testutil::TempDir>> dirs;
+  dirs.push_back(std::make_unique<testutil::TempDir>());
+  return dirs.back()->path();
+}
+
+http::Request withCert(bool verified, const std::string& cn, std::vector<std::string> orgs) {
+  http::Request r;
+  auto c = std::make_shared<http::Request::ClientCertificate>();
+  c->verified = verified;
+  c->common_name = cn;
+  c->organizations = std::move(orgs);
+  r.client_certificate = c;
+  return r;
+}
+
+http::Request withToken(const std::string& token) {
+  http::Request r;
+  r.headers.emplace_back("authorization", "Bearer " + token);
+  return r;
+}
+
+std::unique_ptr<auth::Authenticator> authenticator(bool anonymous, const std::string& tokens) {
+  std::string dir = tempDir();
+  std::string path = dir + "/tokens.csv";
+  EXPECT_TRUE(pki::writeFileAtomically(path, tokens, 0600));
+  auto a = auth::Authenticator::create({anonymous, path});
+  EXPECT_TRUE(a.ok()) << (a.ok() ? "" : a.error().message);
+  return std::move(*a);
+}
+
+}  // namespace
+
+TEST(TokenFile, ParsesUpstreamCsv) {
+  auto tf =
+      auth::TokenFile::parse("t1,alice,uid-1,\"devs,ops\"\n\nt2,bob,uid-2\r\nt3,\"carol, jr\",uid-3,\n");
+  ASSERT_TRUE(tf.ok()) << tf.error().message;
+  EXPECT_EQ(tf->size(), 3u);
+  const auth::UserInfo* a = tf->find("t1");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->name, "alice");
+  EXPECT_EQ(a->uid, "uid-1");
+  EXPECT_EQ(a->groups, (std::vector<std::string>{"devs", "ops"}));
+  EXPECT_TRUE(tf->find("t2")->groups.empty());
+  EXPECT_EQ(tf->find("t3")->name, "carol, jr");
+  EXPECT_EQ(tf->find("nope"), nullptr);
+  EXPECT_FALSE(auth::TokenFile::parse("t1,alice\n").ok());
+  EXPECT_FALSE(auth::TokenFile::parse("t1,\"alice,uid\n").ok());
+  EXPECT_FALSE(auth::TokenFile::parse(",alice,uid\n").ok());
+}
+
+TEST(Authenticator, CertificateThenTokenThenAnonymous) {
+  auto a = authenticator(true, "secret,alice,uid-1,devs\n");
+  auto u = a->authenticate(withCert(true, "system:node:n1", {"system:nodes"}));
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->name, "system:node:n1");
+  EXPECT_EQ(u->groups, (std::vector<std::string>{"system:nodes", "system:authenticated"}));
+
+  u = a->authenticate(withToken("secret"));
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->name, "alice");
+  EXPECT_EQ(u->uid, "uid-1");
+  EXPECT_EQ(u->groups, (std::vector<std::string>{"devs", "system:authenticated"}));
+
+  auto bad = a->authenticate(withToken("wrong"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, 401);
+  EXPECT_EQ(bad.error().reason, "Unauthorized");
+
+  // A certificate that does not verify is refused, unless a token holds.
+  EXPECT_EQ(a->authenticate(withCert(false, "mallory", {"system:masters"})).error().code, 401);
+  http::Request both = withCert(false, "mallory", {"system:masters"});
+  both.headers.emplace_back("authorization", "bearer secret");
+  EXPECT_EQ(a->authenticate(both)->name, "alice");
+
+  u = a->authenticate(http::Request{});
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->name, "system:anonymous");
+  EXPECT_EQ(u->groups, (std::vector<std::string>{"system:unauthenticated"}));
+
+  auto strict = authenticator(false, "secret,alice,uid-1\n");
+  EXPECT_EQ(strict->authenticate(http::Request{}).error().code, 401);
+  http::Request basic;
+  basic.headers.emplace_back("authorization", "Basic YWxpY2U6eA==");
+  EXPECT_EQ(strict->authenticate(basic).error().code, 401);
+
+  strict->addTokenAuthenticator([](const std::string& t) -> std::optional<auth::UserInfo> {
+    if (t != "jwt") return std::nullopt;
+    return auth::UserInfo{"system:serviceaccount:ns:sa", "", {"system:serviceaccounts"}, {}};
+  });
+  EXPECT_EQ(strict->authenticate(withToken("jwt"))->groups,
+            (std::vector<std::string>{"system:serviceaccounts", "system:authenticated"}));
+}
+
+TEST(ClusterPki, IssuesChainedCertificatesAndKubeconfigsOnce) {
+  std::string dir = tempDir() + "/pki";
+  ASSERT_TRUE(
+      pki::ensureClusterPki({dir, "https://127.0.0.1:6443", {"n1"}, {"192.0.2.7", "api.example"}}).ok());
+  auto ca = pki::readCert(*pki::readFile(dir + "/ca.crt"));
+  ASSERT_TRUE(ca);
+  X509_STORE* store = X509_STORE_new();
+  X509_STORE_add_cert(store, ca.get());
+  auto verifies = [&](const std::string& file) {
+    auto cert = pki::readCert(*pki::readFile(file));
+    X509_STORE_CTX* ctx = X509_STORE_CTX_new();
+    X509_STORE_CTX_init(ctx, store, cert.get(), nullptr);
+    bool ok = X509_verify_cert(ctx) == 1;
+    X509_STORE_CTX_free(ctx);
+    return ok;
+  };
+  for (auto base :
+       {"apiserver", "admin", "scheduler", "controller-manager", "node-n1", "apiserver-kubelet-client"}) {
+    EXPECT_TRUE(verifies(dir + "/" + base + ".crt")) << base;
+    struct stat st;
+    ASSERT_EQ(::stat((dir + "/" + base + ".key").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << base;
+  }
+  // The node's subject: CN system:node:n1, O system:nodes.
+  auto node = pki::readCert(*pki::readFile(dir + "/node-n1.crt"));
+  char cn[256] = {0}, org[256] = {0};
+  X509_NAME_get_text_by_NID(X509_get_subject_name(node.get()), NID_commonName, cn, sizeof cn);
+  X509_NAME_get_text_by_NID(X509_get_subject_name(node.get()), NID_organizationName, org, sizeof org);
+  EXPECT_STREQ(cn, "system:node:n1");
+  EXPECT_STREQ(org, "system:nodes");
+  // The serving certificate names loopback, the in-cluster names and the extra SANs.
+  auto serving = pki::readCert(*pki::readFile(dir + "/apiserver.crt"));
+  EXPECT_EQ(X509_check_ip_asc(serving.get(), "127.0.0.1", 0), 1);
+  EXPECT_EQ(X509_check_ip_asc(serving.get(), "192.0.2.7", 0), 1);
+  EXPECT_EQ(X509_check_host(serving.get(), "kubernetes.default.svc", 0, 0, nullptr), 1);
+  EXPECT_EQ(X509_check_host(serving.get(), "api.example", 0, 0, nullptr), 1);
+  EXPECT_NE(X509_check_host(serving.get(), "example.org", 0, 0, nullptr), 1);
+  X509_STORE_free(store);
+  // The kubeconfig carries the CA and the client certificate.
+  auto kc = client::loadKubeconfig(dir + "/scheduler.kubeconfig");
+  ASSERT_TRUE(kc.ok()) << kc.error().message;
+  EXPECT_EQ(kc->servers.front(), "https://127.0.0.1:6443");
+  EXPECT_EQ(kc->ca_data, *pki::readFile(dir + "/ca.crt"));
+  EXPECT_EQ(kc->cert_data, *pki::readFile(dir + "/scheduler.crt"));
+  // A second run keeps what exists.
+  std::string before = *pki::readFile(dir + "/admin.crt");
+  ASSERT_TRUE(pki::ensureClusterPki({dir, "https://127.0.0.1:7443", {"n1"}, {}}).ok());
+  EXPECT_EQ(*pki::readFile(dir + "/admin.crt"), before);
+  EXPECT_EQ(client::loadKubeconfig(dir + "/admin.kubeconfig")->servers.front(), "https://127.0.0.1:7443");
+}
+
+namespace {
+
+size_t collect(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+// GET https://127.0.0.1:port/ with the CA and an optional client certificate.
+std::pair<long, std::string> get(int port, const std::string& ca, const std::string& cert,
+                                 const std::string& key) {
+  CURL* c = curl_easy_init();
+  std::string body, url = "https://127.0.0.1:" + std::to_string(port) + "/";
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_CAINFO, ca.c_str());
+  if (!cert.empty()) {
+    curl_easy_setopt(c, CURLOPT_SSLCERT, cert.c_str());
+    curl_easy_setopt(c, CURLOPT_SSLKEY, key.c_str());
+  }
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+  long code = 0;
+  if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+  curl_easy_cleanup(c);
+  return {code, body};
+}
+
+}  // namespace
+
+TEST(HttpsServer, ReportsVerifiedAndUnverifiedClientCertificates) {
+  std::string dir = tempDir();
+  ASSERT_TRUE(pki::ensureClusterPki({dir + "/pki", "", {}, {}}).ok());
+  ASSERT_TRUE(pki::ensureClusterPki({dir + "/other", "", {}, {}}).ok());  // another CA
+  http::ServerOptions o;
+  o.tls = http::TlsOptions{dir + "/pki/apiserver.crt", dir + "/pki/apiserver.key", dir + "/pki/ca.crt"};
+  http::Server server(o, [](http::Request& req, std::shared_ptr<http::Responder> resp) {
+    std::string who = "none";
+    if (req.client_certificate)
+      who = (req.client_certificate->verified ? "verified:" : "unverified:") +
+            req.client_certificate->common_name;
+    resp->send(http::Response{200, {}, who + (req.tls ? " tls" : " plain")});
+  });
+  auto port = server.start();
+  ASSERT_TRUE(port.ok());
+  std::string ca = dir + "/pki/ca.crt";
+  EXPECT_EQ(get(*port, ca, dir + "/pki/admin.crt", dir + "/pki/admin.key"),
+            (std::pair<long, std::string>{200, "verified:kubernetes-admin tls"}));
+  EXPECT_EQ(get(*port, ca, "", ""), (std::pair<long, std::string>{200, "none tls"}));
+  EXPECT_EQ(get(*port, ca, dir + "/other/admin.crt", dir + "/other/admin.key"),
+            (std::pair<long, std::string>{200, "unverified:kubernetes-admin tls"}));
+  // A client that does not trust the server's CA gets no answer.
+  EXPECT_EQ(get(*port, dir + "/other/ca.crt", "", "").first, 0);
+  server.stop(1);
+}
+
+namespace {
+
+auth::RequestInfo info(const std::string& method, const std::string& target) {
+  http::Request r;
+  r.method = method;
+  r.target = target;
+  auto q = target.find('?');
+  r.path = target.substr(0, q);
+  if (q != std::string::npos) {
+    std::string qs = target.substr(q + 1);
+    size_t start = 0;
+    while (start < qs.size()) {
+      size_t amp = qs.find('&', start);
+      if (amp == std::string::npos) amp = qs.size();
+      std::string part = qs.substr(start, amp - start);
+      size_t eq = part.find('=');
+      r.query.emplace_back(part.substr(0, eq), eq == std::string::npos ? "" : part.substr(eq + 1));
+      start = amp + 1;
+    }
+  }
+  return auth::requestInfo(r);
+}
+
+std::string describe(const auth::RequestInfo& i) {
+  if (!i.resource_request) return "nonresource " + i.verb + " " + i.path;
+  return i.verb + " " + i.api_group + "/" + i.api_version + " ns=" + i.namespace_ + " " + i.resource +
+         (i.subresource.empty() ? "" : "/" + i.subresource) + " name=" + i.name;
+}
+
+}  // namespace
+
+TEST(RequestInfo, AsUpstreamDerivesIt) {
+  EXPECT_EQ(describe(info("GET", "/api/v1/namespaces/ns/pods")), "list /v1 ns=ns pods name=");
+  EXPECT_EQ(describe(info("GET", "/api/v1/namespaces/ns/pods?watch=true")), "watch /v1 ns=ns pods name=");
+  EXPECT_EQ(describe(info("GET", "/api/v1/watch/namespaces/ns/pods")), "watch /v1 ns=ns pods name=");
+  EXPECT_EQ(describe(info("GET", "/api/v1/namespaces/ns/pods?fieldSelector=metadata.name=x")),
+            "list /v1 ns=ns pods name=x");
+  EXPECT_EQ(describe(info("GET", "/api/v1/namespaces/ns/pods/p/log")), "get /v1 ns=ns pods/log name=p");
+  EXPECT_EQ(describe(info("POST", "/api/v1/namespaces/ns/pods/p/binding")),
+            "create /v1 ns=ns pods/binding name=p");
+  EXPECT_EQ(describe(info("PATCH", "/api/v1/namespaces/ns/pods/p/status")),
+            "patch /v1 ns=ns pods/status name=p");
+  EXPECT_EQ(describe(info("DELETE", "/api/v1/namespaces/ns/configmaps")),
+            "deletecollection /v1 ns=ns configmaps name=");
+  EXPECT_EQ(describe(info("PUT", "/apis/apps/v1/namespaces/ns/deployments/d/scale")),
+            "update apps/v1 ns=ns deployments/scale name=d");
+  EXPECT_EQ(describe(info("GET", "/api/v1/nodes/n1")), "get /v1 ns= nodes name=n1");
+  EXPECT_EQ(describe(info("GET", "/api/v1/namespaces")), "list /v1 ns= namespaces name=");
+  // A namespace itself: upstream sets the namespace to its own name.
+  EXPECT_EQ(describe(info("GET", "/api/v1/namespaces/ns")), "get /v1 ns=ns namespaces name=ns");
+  EXPECT_EQ(describe(info("PUT", "/api/v1/namespaces/ns/finalize")),
+            "update /v1 ns=ns namespaces/finalize name=ns");
+  EXPECT_EQ(describe(info("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews")),
+            "create authentication.k8s.io/v1 ns= selfsubjectreviews name=");
+  EXPECT_EQ(describe(info("GET", "/healthz")), "nonresource get /healthz");
+  EXPECT_EQ(describe(info("GET", "/apis/apps/v1")), "nonresource get /apis/apps/v1");
+  EXPECT_EQ(describe(info("GET", "/apis/apps")), "nonresource get /apis/apps");
+  EXPECT_EQ(describe(info("GET", "/api")), "nonresource get /api");
+  EXPECT_EQ(describe(info("POST", "/version")), "nonresource post /version");
+}
