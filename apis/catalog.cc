@@ -1,6 +1,7 @@
 #include "apis/catalog.h"
 
 #include "apis/kinds/kinds.h"
+#include "auth/access_review.h"
 
 namespace shepherd::apis {
 
@@ -29,232 +30,32 @@ Catalog::Catalog() {
   const std::string core = "io.k8s.api.core.v1.";
   std::vector<std::shared_ptr<Resource>> staged_ephemeral;
   std::vector<std::shared_ptr<Resource>> staged_core;  // create-only core/v1 resources
+  // One resource per line reads as a table.
+  // clang-format off
   std::vector<Spec> specs = {
-      {"",
-       "v1",
-       "Namespace",
-       "namespaces",
-       "namespace",
-       {"ns"},
-       false,
-       false,
-       {"finalize", "status"},
-       false,
-       true,
-       "/registry/namespaces/",
-       core + "Namespace",
-       namespaceStrategy()},
-      {"",
-       "v1",
-       "Pod",
-       "pods",
-       "pod",
-       {"po"},
-       true,
-       true,
-       {"binding", "log", "status"},
-       true,
-       true,
-       "/registry/pods/",
-       core + "Pod",
-       podStrategy()},
-      {"",
-       "v1",
-       "Node",
-       "nodes",
-       "node",
-       {"no"},
-       false,
-       false,
-       {"status"},
-       false,
-       false,
-       "/registry/minions/",
-       core + "Node",
-       nodeStrategy()},
-      {"",
-       "v1",
-       "Event",
-       "events",
-       "event",
-       {"ev"},
-       false,
-       true,
-       {},
-       false,
-       false,
-       "/registry/events/",
-       core + "Event",
-       coreEventStrategy()},
-      {"",
-       "v1",
-       "ConfigMap",
-       "configmaps",
-       "configmap",
-       {"cm"},
-       false,
-       true,
-       {},
-       false,
-       false,
-       "/registry/configmaps/",
-       core + "ConfigMap",
-       configMapStrategy()},
-      {"",
-       "v1",
-       "Secret",
-       "secrets",
-       "secret",
-       {},
-       false,
-       true,
-       {},
-       false,
-       false,
-       "/registry/secrets/",
-       core + "Secret",
-       secretStrategy()},
-      {"",
-       "v1",
-       "ServiceAccount",
-       "serviceaccounts",
-       "serviceaccount",
-       {"sa"},
-       false,
-       true,
-       {},
-       false,
-       false,
-       "/registry/serviceaccounts/",
-       core + "ServiceAccount",
-       serviceAccountStrategy()},
-      {"",
-       "v1",
-       "PodTemplate",
-       "podtemplates",
-       "podtemplate",
-       {},
-       false,
-       true,
-       {},
-       false,
-       false,
-       "/registry/podtemplates/",
-       core + "PodTemplate",
-       podTemplateStrategy()},
-      {"",
-       "v1",
-       "Service",
-       "services",
-       "service",
-       {"svc"},
-       true,
-       true,
-       {"status"},
-       false,
-       true,
-       "/registry/services/specs/",
-       core + "Service",
-       serviceStrategy()},
-      {"",
-       "v1",
-       "Endpoints",
-       "endpoints",
-       "endpoints",
-       {"ep"},
-       false,
-       true,
-       {},
-       false,
-       false,
-       "/registry/services/endpoints/",
-       core + "Endpoints",
-       endpointsStrategy()},
-      {"",
-       "v1",
-       "ReplicationController",
-       "replicationcontrollers",
-       "replicationcontroller",
-       {"rc"},
-       true,
-       true,
-       {"scale", "status"},
-       true,
-       false,
-       "/registry/controllers/",
-       core + "ReplicationController",
-       replicationControllerStrategy()},
-      {"apps",
-       "v1",
-       "Deployment",
-       "deployments",
-       "deployment",
-       {"deploy"},
-       true,
-       true,
-       {"scale", "status"},
-       true,
-       false,
-       "/registry/deployments/",
-       "io.k8s.api.apps.v1.Deployment",
-       deploymentStrategy()},
-      {"apps",
-       "v1",
-       "ReplicaSet",
-       "replicasets",
-       "replicaset",
-       {"rs"},
-       true,
-       true,
-       {"scale", "status"},
-       true,
-       false,
-       "/registry/replicasets/",
-       "io.k8s.api.apps.v1.ReplicaSet",
-       replicaSetStrategy()},
-      {"coordination.k8s.io",
-       "v1",
-       "Lease",
-       "leases",
-       "lease",
-       {},
-       false,
-       true,
-       {},
-       false,
-       false,
-       "/registry/leases/",
-       "io.k8s.api.coordination.v1.Lease",
-       leaseStrategy()},
-      {"discovery.k8s.io",
-       "v1",
-       "EndpointSlice",
-       "endpointslices",
-       "endpointslice",
-       {},
-       false,
-       true,
-       {},
-       false,
-       false,
-       "/registry/endpointslices/",
-       "io.k8s.api.discovery.v1.EndpointSlice",
-       endpointSliceStrategy()},
-      {"events.k8s.io",
-       "v1",
-       "Event",
-       "events",
-       "event",
-       {"ev"},
-       false,
-       true,
-       {},
-       false,
-       false,
-       "/registry/events/",
-       "io.k8s.api.events.v1.Event",
-       eventsV1EventStrategy()},
+      {"", "v1", "Namespace", "namespaces", "namespace", {"ns"}, false, false, {"finalize", "status"}, false, true, "/registry/namespaces/", core + "Namespace", namespaceStrategy()},
+      {"", "v1", "Pod", "pods", "pod", {"po"}, true, true, {"binding", "log", "status"}, true, true, "/registry/pods/", core + "Pod", podStrategy()},
+      {"", "v1", "Node", "nodes", "node", {"no"}, false, false, {"status"}, false, false, "/registry/minions/", core + "Node", nodeStrategy()},
+      {"", "v1", "Event", "events", "event", {"ev"}, false, true, {}, false, false, "/registry/events/", core + "Event", coreEventStrategy()},
+      {"", "v1", "ConfigMap", "configmaps", "configmap", {"cm"}, false, true, {}, false, false, "/registry/configmaps/", core + "ConfigMap", configMapStrategy()},
+      {"", "v1", "Secret", "secrets", "secret", {}, false, true, {}, false, false, "/registry/secrets/", core + "Secret", secretStrategy()},
+      {"", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", {"sa"}, false, true, {}, false, false, "/registry/serviceaccounts/", core + "ServiceAccount", serviceAccountStrategy()},
+      {"", "v1", "PodTemplate", "podtemplates", "podtemplate", {}, false, true, {}, false, false, "/registry/podtemplates/", core + "PodTemplate", podTemplateStrategy()},
+      {"", "v1", "Service", "services", "service", {"svc"}, true, true, {"status"}, false, true, "/registry/services/specs/", core + "Service", serviceStrategy()},
+      {"", "v1", "Endpoints", "endpoints", "endpoints", {"ep"}, false, true, {}, false, false, "/registry/services/endpoints/", core + "Endpoints", endpointsStrategy()},
+      {"", "v1", "ReplicationController", "replicationcontrollers", "replicationcontroller", {"rc"}, true, true, {"scale", "status"}, true, false, "/registry/controllers/", core + "ReplicationController", replicationControllerStrategy()},
+      {"apps", "v1", "Deployment", "deployments", "deployment", {"deploy"}, true, true, {"scale", "status"}, true, false, "/registry/deployments/", "io.k8s.api.apps.v1.Deployment", deploymentStrategy()},
+      {"apps", "v1", "ReplicaSet", "replicasets", "replicaset", {"rs"}, true, true, {"scale", "status"}, true, false, "/registry/replicasets/", "io.k8s.api.apps.v1.ReplicaSet", replicaSetStrategy()},
+      {"coordination.k8s.io", "v1", "Lease", "leases", "lease", {}, false, true, {}, false, false, "/registry/leases/", "io.k8s.api.coordination.v1.Lease", leaseStrategy()},
+      {"discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", "endpointslice", {}, false, true, {}, false, false, "/registry/endpointslices/", "io.k8s.api.discovery.v1.EndpointSlice", endpointSliceStrategy()},
+      {"rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", "clusterrolebinding", {}, false, false, {}, false, false, "/registry/clusterrolebindings/", "io.k8s.api.rbac.v1.ClusterRoleBinding", clusterRoleBindingStrategy()},
+      {"rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", "clusterrole", {}, false, false, {}, false, false, "/registry/clusterroles/", "io.k8s.api.rbac.v1.ClusterRole", clusterRoleStrategy()},
+      {"rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", "rolebinding", {}, false, true, {}, false, false, "/registry/rolebindings/", "io.k8s.api.rbac.v1.RoleBinding", roleBindingStrategy()},
+      {"rbac.authorization.k8s.io", "v1", "Role", "roles", "role", {}, false, true, {}, false, false, "/registry/roles/", "io.k8s.api.rbac.v1.Role", roleStrategy()},
+      {"events.k8s.io", "v1", "Event", "events", "event", {"ev"}, false, true, {}, false, false, "/registry/events/", "io.k8s.api.events.v1.Event", eventsV1EventStrategy()},
   };
+  // clang-format on
+  // clang-format on
   // authorization.k8s.io/v1: reviews answered at once, never stored.
   {
     auto ssar = std::make_shared<Resource>();
@@ -267,25 +68,19 @@ Catalog::Catalog() {
     ssar->verbs = {"create"};
     ssar->schema_name = "io.k8s.api.authorization.v1.SelfSubjectAccessReview";
     ssar->strategy = std::make_shared<Strategy>();
-    ssar->ephemeral_create = [](json::Document& body, const auth::UserInfo&) -> Result<std::string> {
-      auto& a = body.GetAllocator();
-      if (!json::find(body, "spec")) {
-        return ApiError::invalid("authorization.k8s.io", "SelfSubjectAccessReview", "",
-                                 {{"FieldValueInvalid",
-                                   "Invalid value: \"null\": exactly one of nonResourceAttributes or "
-                                   "resourceAttributes must be specified",
-                                   "spec.resourceAttributes"}});
-      }
-      json::setString(body, "apiVersion", "authorization.k8s.io/v1", a);
-      json::setString(body, "kind", "SelfSubjectAccessReview", a);
-      json::Value status(rapidjson::kObjectType);
-      // No authorizer is configured yet (the security work adds RBAC): all is allowed.
-      status.AddMember("allowed", true, a);
-      status.AddMember("reason", "no authorizer is configured; every request is allowed", a);
-      json::set(body, "status", std::move(status), a);
-      return json::serialize(body);
+    ssar->ephemeral_create = [](json::Document& body, const EphemeralContext& ctx) {
+      return auth::answerAccessReview(body, ctx.user, ctx.authorizer, true);
     };
     staged_ephemeral.push_back(ssar);
+    auto sar = std::make_shared<Resource>(*ssar);
+    sar->kind = "SubjectAccessReview";
+    sar->plural = "subjectaccessreviews";
+    sar->singular = "subjectaccessreview";
+    sar->schema_name = "io.k8s.api.authorization.v1.SubjectAccessReview";
+    sar->ephemeral_create = [](json::Document& body, const EphemeralContext& ctx) {
+      return auth::answerAccessReview(body, ctx.user, ctx.authorizer, false);
+    };
+    staged_ephemeral.push_back(sar);
   }
   // authentication.k8s.io/v1 SelfSubjectReview: the requester as authenticated (whoami).
   {
@@ -299,7 +94,8 @@ Catalog::Catalog() {
     ssr->verbs = {"create"};
     ssr->schema_name = "io.k8s.api.authentication.v1.SelfSubjectReview";
     ssr->strategy = std::make_shared<Strategy>();
-    ssr->ephemeral_create = [](json::Document& body, const auth::UserInfo& user) -> Result<std::string> {
+    ssr->ephemeral_create = [](json::Document& body, const EphemeralContext& ctx) -> Result<std::string> {
+      const auth::UserInfo& user = ctx.user;
       auto& a = body.GetAllocator();
       json::setString(body, "apiVersion", "authentication.k8s.io/v1", a);
       json::setString(body, "kind", "SelfSubjectReview", a);
@@ -337,7 +133,7 @@ Catalog::Catalog() {
     b->verbs = {"create"};
     b->schema_name = "io.k8s.api.core.v1.Binding";
     b->strategy = std::make_shared<Strategy>();
-    b->ephemeral_create = [](json::Document&, const auth::UserInfo&) -> Result<std::string> {
+    b->ephemeral_create = [](json::Document&, const EphemeralContext&) -> Result<std::string> {
       return ApiError::internal("bindings are handled by pods/binding");
     };
     staged_core.push_back(b);

@@ -8,6 +8,37 @@ namespace shepherd::apis::protobuf {
 
 const std::map<std::string, Message>& messages() {
   static const std::map<std::string, Message> m = {
+      {"AggregationRule", {{1, "clusterRoleSelectors", K::Message, true, "LabelSelector", false}}},
+      {"ClusterRole",
+       {{1, "metadata", K::Message, false, "ObjectMeta", false},
+        {2, "rules", K::Message, true, "PolicyRule", false},
+        {3, "aggregationRule", K::Message, false, "AggregationRule", false}}},
+      {"ClusterRoleBinding",
+       {{1, "metadata", K::Message, false, "ObjectMeta", false},
+        {2, "subjects", K::Message, true, "Subject", false},
+        {3, "roleRef", K::Message, false, "RoleRef", false}}},
+      {"PolicyRule",
+       {{1, "verbs", K::String, true, nullptr, false},
+        {2, "apiGroups", K::String, true, nullptr, false},
+        {3, "resources", K::String, true, nullptr, false},
+        {4, "resourceNames", K::String, true, nullptr, false},
+        {5, "nonResourceURLs", K::String, true, nullptr, false}}},
+      {"Role",
+       {{1, "metadata", K::Message, false, "ObjectMeta", false},
+        {2, "rules", K::Message, true, "PolicyRule", false}}},
+      {"RoleBinding",
+       {{1, "metadata", K::Message, false, "ObjectMeta", false},
+        {2, "subjects", K::Message, true, "Subject", false},
+        {3, "roleRef", K::Message, false, "RoleRef", false}}},
+      {"RoleRef",
+       {{1, "apiGroup", K::String, false, nullptr, false},
+        {2, "kind", K::String, false, nullptr, false},
+        {3, "name", K::String, false, nullptr, false}}},
+      {"Subject",
+       {{1, "kind", K::String, false, nullptr, false},
+        {2, "apiGroup", K::String, false, nullptr, false},
+        {3, "name", K::String, false, nullptr, false},
+        {4, "namespace", K::String, false, nullptr, false}}},
       {"Affinity",
        {{1, "nodeAffinity", K::Message, false, "NodeAffinity", false},
         {2, "podAffinity", K::Message, false, "PodAffinity", false},
@@ -548,7 +579,16 @@ const std::map<std::string, Message>& messages() {
       {"SelfSubjectAccessReviewSpec",
        {{1, "resourceAttributes", K::Message, false, "ResourceAttributes", false},
         {2, "nonResourceAttributes", K::Message, false, "NonResourceAttributes", false}}},
-      {"SelfSubjectReview", {{1, "metadata", K::Message, false, "ObjectMeta", false}}}};
+      {"SelfSubjectReview", {{1, "metadata", K::Message, false, "ObjectMeta", false}}},
+      {"SubjectAccessReview",
+       {{1, "metadata", K::Message, false, "ObjectMeta", false},
+        {2, "spec", K::Message, false, "SubjectAccessReviewSpec", false}}},
+      {"SubjectAccessReviewSpec",
+       {{1, "resourceAttributes", K::Message, false, "ResourceAttributes", false},
+        {2, "nonResourceAttributes", K::Message, false, "NonResourceAttributes", false},
+        {3, "user", K::String, false, nullptr, false},
+        {4, "groups", K::String, true, nullptr, false},
+        {6, "uid", K::String, false, nullptr, false}}}};
   return m;
 }
 
@@ -560,7 +600,12 @@ const std::map<std::string, std::string>& topLevelKinds() {
       {"v1/Service", "Service"},
       {"apps/v1/Deployment", "Deployment"},
       {"authentication.k8s.io/v1/SelfSubjectReview", "SelfSubjectReview"},
-      {"authorization.k8s.io/v1/SelfSubjectAccessReview", "SelfSubjectAccessReview"}};
+      {"authorization.k8s.io/v1/SelfSubjectAccessReview", "SelfSubjectAccessReview"},
+      {"authorization.k8s.io/v1/SubjectAccessReview", "SubjectAccessReview"},
+      {"rbac.authorization.k8s.io/v1/Role", "Role"},
+      {"rbac.authorization.k8s.io/v1/ClusterRole", "ClusterRole"},
+      {"rbac.authorization.k8s.io/v1/RoleBinding", "RoleBinding"},
+      {"rbac.authorization.k8s.io/v1/ClusterRoleBinding", "ClusterRoleBinding"}};
   return k;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/authorizer.h"
 #include "auth/user_info.h"
 #include "common/api_error.h"
 #include "common/json.h"
@@ -96,6 +97,12 @@ class Strategy {
   virtual NameRule nameRule() const { return NameRule::Subdomain; }
 };
 
+// What a create-only resource (a review) may need of the request.
+struct EphemeralContext {
+  const auth::UserInfo& user;                    // the requester as authenticated
+  const auth::Authorizer* authorizer = nullptr;  // null: everything is allowed
+};
+
 struct Resource {
   std::string group;     // "" for core
   std::string version;   // v1
@@ -113,8 +120,7 @@ struct Resource {
   std::string schema_name;                // io.k8s.api.core.v1.Pod
   std::shared_ptr<const Strategy> strategy;
   // Create-only resources with nothing stored (reviews): the body is answered by this.
-  // `user` is the requester as authenticated.
-  std::function<Result<std::string>(json::Document& body, const auth::UserInfo& user)> ephemeral_create;
+  std::function<Result<std::string>(json::Document& body, const EphemeralContext& ctx)> ephemeral_create;
 
   std::string apiVersion() const { return group.empty() ? version : group + "/" + version; }
   std::string listKind() const { return kind + "List"; }

@@ -65,7 +65,12 @@ RequestInfo requestInfo(const http::Request& req) {
   if (parts.empty()) return info;  // /api/v1: discovery
   info.resource_request = true;
   if (parts[0] == "watch" || parts[0] == "proxy") {
-    if (parts.size() < 2) return RequestInfo{false, req.path, info.verb, {}, {}, {}, {}, {}, {}, {}};
+    if (parts.size() < 2) {  // nothing after "watch" or "proxy"
+      RequestInfo non_resource;
+      non_resource.path = req.path;
+      non_resource.verb = info.verb;
+      return non_resource;
+    }
     info.verb = parts[0];
     parts.erase(parts.begin());
   } else if (req.method == "POST") {
@@ -92,6 +97,8 @@ RequestInfo requestInfo(const http::Request& req) {
   info.resource = parts[0];
   if (parts.size() == 1 && info.verb == "get") info.verb = req.queryBool("watch") ? "watch" : "list";
   if (parts.size() == 1 && info.verb == "delete") info.verb = "deletecollection";
+  if (info.verb == "list" || info.verb == "watch" || info.verb == "deletecollection")
+    info.field_selector = std::string(req.queryValue("fieldSelector"));
   if ((info.verb == "list" || info.verb == "watch") && info.name.empty())
     info.name = exactName(req.queryValue("fieldSelector"));
   return info;

@@ -15,6 +15,7 @@ struct RequestInfo {
   std::string verb;  // get list watch create update patch delete deletecollection; or the lower-case method
   std::string api_prefix, api_group, api_version;
   std::string namespace_, resource, subresource, name;
+  std::string field_selector;  // of list, watch and deletecollection requests (as sent)
 };
 
 RequestInfo requestInfo(const http::Request& req);

@@ -78,7 +78,7 @@ void report(const char* what, const std::vector<double>& v) {
 }
 
 int run(const std::string& bin, const std::string& dir, int pods) {
-  Process api({bin + "/shepherd-apiserver", "--data-dir=" + dir + "/data", "--port=0", "--plain-http",
+  Process api({bin + "/shepherd-apiserver", "--data-dir=" + dir + "/data", "--port=0", "--plain-http", "--authorization-mode=AlwaysAllow",
                "--port-file=" + dir + "/port"},
               dir + "/apiserver.log");
   int port = waitForPortFile(dir + "/port");

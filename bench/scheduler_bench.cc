@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   int rate = argc > 5 ? std::atoi(argv[5]) : 1000;
   char tmpl[] = "/tmp/shepherd-bench-XXXXXX";
   std::string dir = mkdtemp(tmpl);
-  Process api({bin + "/shepherd-apiserver", "--data-dir=" + dir + "/data", "--port=0", "--plain-http",
+  Process api({bin + "/shepherd-apiserver", "--data-dir=" + dir + "/data", "--port=0", "--plain-http", "--authorization-mode=AlwaysAllow",
                "--port-file=" + dir + "/port", "--watch-cache-size=100000"},
               dir + "/apiserver.log");
   int port = waitForPortFile(dir + "/port");

@@ -15,12 +15,16 @@
 
 #include "apis/kinds/podspec.h"
 #include "auth/authenticator.h"
+#include "auth/node_authorizer.h"
+#include "auth/rbac_authorizer.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "common/signals.h"
 #include "handlers/api_handler.h"
 #include "handlers/http/server.h"
 #include "pki/cluster_pki.h"
+#include "registry/node_graph.h"
+#include "registry/rbac_policy_source.h"
 #include "registry/registry.h"
 #include "storage/sqlite_storage.h"
 
@@ -140,6 +144,9 @@ int main(int argc, char** argv) {
                "CA whose client certificates authenticate users (CN = user, O = groups); defaults to the "
                "generated CA when --tls-cert-file is unset.");
   flags.define("token-auth-file", "", "Static bearer tokens, lines of token,user,uid[,\"group1,group2\"].");
+  flags.define(
+      "authorization-mode", "Node,RBAC",
+      "Ordered authorizers: Node, RBAC, AlwaysAllow (members of system:masters may always do everything).");
   flags.define("anonymous-auth", "true", "Serve requests without credentials as system:anonymous.", true);
   flags.define("plain-http", "false",
                "Serve plain HTTP instead of HTTPS (only on a loopback --bind-address).", true);
@@ -248,6 +255,33 @@ int main(int argc, char** argv) {
     return 2;
   }
   ho.authenticator = authenticator->get();
+  std::vector<std::shared_ptr<const auth::Authorizer>> chain;
+  {
+    std::string modes = flags.get("authorization-mode");
+    size_t start = 0;
+    while (start <= modes.size()) {
+      size_t comma = modes.find(',', start);
+      if (comma == std::string::npos) comma = modes.size();
+      std::string mode = modes.substr(start, comma - start);
+      start = comma + 1;
+      if (mode == "Node") {
+        chain.push_back(
+            std::make_shared<auth::NodeAuthorizer>(std::make_shared<registry::PodNodeGraph>(*reg.value())));
+      } else if (mode == "RBAC") {
+        chain.push_back(std::make_shared<auth::RbacAuthorizer>(
+            std::make_shared<registry::RbacPolicySource>(*reg.value())));
+      } else if (mode == "AlwaysAllow") {
+        chain.push_back(std::make_shared<auth::AlwaysAllowAuthorizer>());
+      } else if (!mode.empty()) {
+        std::fprintf(stderr,
+                     "shepherd-apiserver: unknown --authorization-mode %s (Node, RBAC, AlwaysAllow)\n",
+                     mode.c_str());
+        return 2;
+      }
+    }
+  }
+  auth::UnionAuthorizer authorizer(std::move(chain));
+  ho.authorizer = &authorizer;
   hs.address = bind;
   hs.port = flags.getInt("port");
   hs.worker_threads = std::max(2, flags.getInt("worker-threads"));

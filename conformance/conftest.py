@@ -1,15 +1,17 @@
 """Session fixtures for the ported Kubernetes conformance tests.
 
 One shepherd-apiserver is started for the whole session on a fresh temporary data dir
-(``--port 0 --port-file``), the tests wait for ``/readyz`` and talk to it over plain HTTP
-on 127.0.0.1 with the official Python client. The test cluster also has:
+(``--port 0 --port-file``), the tests wait for ``/readyz`` and talk to it over HTTPS
+on 127.0.0.1 with the official Python client, as the cluster admin (certificates from
+``shepherd pki``; Node,RBAC authorization as by default). The test cluster also has:
 
 * two real worker nodes, ``conformance-worker-0`` and ``-1``: each a private containerd
   (scripts/containerd.sh, its own pod subnet and bridge) and a kubelet-lite process with
   its own kubelet port (tests/harness/real_node.py). Pods run for real; the fixture waits
   until both nodes are Ready.
 * one shepherd-scheduler and one shepherd-controller-manager (``--leader-elect=false``),
-  each with a kubeconfig naming the server (``http://127.0.0.1:PORT``, no credentials),
+  each with its own certificate kubeconfig (system:kube-scheduler,
+  system:kube-controller-manager; the kubelets are system:node:<name>),
   started once the nodes exist; the fixture waits until each reports that its caches
   have synced. The controller manager empties and removes deleted namespaces and gives
   every namespace its ServiceAccount ``default`` and ConfigMap ``kube-root-ca.crt``.
@@ -30,6 +32,7 @@ Environment:
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import tempfile
 import time
@@ -41,6 +44,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+import e2e_framework
 from e2e_framework import Framework, new_api_client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,6 +57,7 @@ SERVER_BIN = os.environ.get(
 SCHEDULER_BIN = os.environ.get(
     "SHEPHERD_SCHEDULER", os.path.join(os.path.dirname(SERVER_BIN), "shepherd-scheduler"))
 CONTROLLER_MANAGER_BIN = os.path.join(os.path.dirname(SERVER_BIN), "shepherd-controller-manager")
+SHEPHERD_BIN = os.path.join(os.path.dirname(SERVER_BIN), "shepherd")
 STARTUP_TIMEOUT = 30.0
 STOP_GRACE = 10.0
 
@@ -99,8 +104,13 @@ def _stop_process(proc):
 
 
 class ShepherdServer:
+    """The API server over HTTPS with the cluster PKI in ``<workdir>/pki`` (shepherd pki):
+    the tests act as the admin (system:masters), every component and node with its own
+    certificate, under the default Node,RBAC authorization."""
+
     def __init__(self, workdir):
         self.workdir = workdir
+        self.pki_dir = os.path.join(workdir, "pki")
         self.data_dir = os.path.join(workdir, "data")
         self.port_file = os.path.join(workdir, "port")
         self.log_path = os.path.join(workdir, "server.log")
@@ -109,13 +119,24 @@ class ShepherdServer:
 
     @property
     def base_url(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "https://127.0.0.1:%d" % self.port
+
+    def kubeconfig(self, identity):
+        return os.path.join(self.pki_dir, identity + ".kubeconfig")
 
     def start(self):
+        subprocess.run([SHEPHERD_BIN, "pki", "--dir", self.pki_dir, "--nodes", ",".join(WORKER_NODES)],
+                       check=True, timeout=60)
+        e2e_framework.CLIENT_TLS = (os.path.join(self.pki_dir, "ca.crt"), os.path.join(self.pki_dir, "admin.crt"),
+                                    os.path.join(self.pki_dir, "admin.key"))
+        ca = ssl.create_default_context(cafile=os.path.join(self.pki_dir, "ca.crt"))
         log = open(self.log_path, "wb")
         try:
             self.proc = subprocess.Popen(
-                [SERVER_BIN, "--data-dir", self.data_dir, "--port", "0", "--plain-http",
+                [SERVER_BIN, "--data-dir", self.data_dir, "--port", "0", "--cert-dir", self.pki_dir,
+                 "--tls-cert-file", os.path.join(self.pki_dir, "apiserver.crt"),
+                 "--tls-private-key-file", os.path.join(self.pki_dir, "apiserver.key"),
+                 "--client-ca-file", os.path.join(self.pki_dir, "ca.crt"),
                  "--port-file", self.port_file],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         finally:
@@ -138,8 +159,11 @@ class ShepherdServer:
                     pass
             if self.port is not None:
                 try:
-                    with urllib.request.urlopen(self.base_url + "/readyz", timeout=2) as r:
+                    with urllib.request.urlopen(self.base_url + "/readyz", timeout=2, context=ca) as r:
                         if r.status == 200:
+                            # Now the kubeconfigs can name the server.
+                            subprocess.run([SHEPHERD_BIN, "pki", "--dir", self.pki_dir, "--server", self.base_url,
+                                            "--nodes", ",".join(WORKER_NODES)], check=True, timeout=60)
                             return self
                 except OSError:
                     pass
@@ -158,35 +182,15 @@ class ShepherdComponent:
     to the session's server through a kubeconfig; started() returns once it logs that its
     caches have synced."""
 
-    def __init__(self, workdir, server_url, name, binary, args=()):
-        self.server_url = server_url
+    def __init__(self, workdir, kubeconfig, name, binary, args=()):
         self.name = name
         self.binary = binary
         self.args = list(args)
-        self.kubeconfig = os.path.join(workdir, name + ".kubeconfig")
+        self.kubeconfig = kubeconfig  # the component's own identity
         self.log_path = os.path.join(workdir, name + ".log")
         self.proc = None
 
-    def write_kubeconfig(self):
-        with open(self.kubeconfig, "w") as f:
-            f.write("apiVersion: v1\n"
-                    "kind: Config\n"
-                    "clusters:\n"
-                    "- name: conformance\n"
-                    "  cluster:\n"
-                    "    server: %s\n"
-                    "contexts:\n"
-                    "- name: conformance\n"
-                    "  context:\n"
-                    "    cluster: conformance\n"
-                    "    user: conformance\n"
-                    "current-context: conformance\n"
-                    "users:\n"
-                    "- name: conformance\n"
-                    "  user: {}\n" % self.server_url)
-
     def start(self):
-        self.write_kubeconfig()
         log = open(self.log_path, "wb")
         try:
             self.proc = subprocess.Popen(
@@ -267,16 +271,17 @@ def shepherd():
         server.start()
         print("\nshepherd-apiserver pid %d on %s (log %s)"
               % (server.proc.pid, server.base_url, server.log_path))
-        nodes = real_node.start_nodes(workdir, WORKER_NODES, server.base_url)
+        nodes = real_node.start_nodes(workdir, WORKER_NODES, server.base_url,
+                                      kubeconfigs={n: server.kubeconfig("node-" + n) for n in WORKER_NODES})
         wait_nodes_ready(server.base_url, WORKER_NODES)
         server.worker_nodes = list(WORKER_NODES)
         server.nodes = nodes
-        scheduler = ShepherdComponent(workdir, server.base_url, "scheduler", SCHEDULER_BIN)
+        scheduler = ShepherdComponent(workdir, server.kubeconfig("scheduler"), "scheduler", SCHEDULER_BIN)
         server.scheduler = scheduler
         scheduler.start()
         controller_manager = ShepherdComponent(
-            workdir, server.base_url, "controller-manager", CONTROLLER_MANAGER_BIN,
-            ["--root-ca-file", os.path.join(workdir, "ca.crt")])
+            workdir, server.kubeconfig("controller-manager"), "controller-manager", CONTROLLER_MANAGER_BIN,
+            ["--root-ca-file", os.path.join(server.pki_dir, "ca.crt")])
         server.controller_manager = controller_manager
         controller_manager.start()
         print("shepherd-scheduler pid %d (log %s); shepherd-controller-manager pid %d (log %s); "

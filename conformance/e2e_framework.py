@@ -146,9 +146,16 @@ class GoWireApiClient(client.ApiClient):
                                _request_timeout=_request_timeout)
 
 
+# (CA, client certificate, key) for an https server; set by conftest.py once the cluster's
+# PKI exists.
+CLIENT_TLS = None
+
+
 def new_api_client(base_url):
     cfg = client.Configuration()
     cfg.host = base_url
+    if CLIENT_TLS:
+        cfg.ssl_ca_cert, cfg.cert_file, cfg.key_file = CLIENT_TLS
     # The concurrent-watch test keeps ~100 watch connections open at once.
     cfg.connection_pool_maxsize = 256
     return GoWireApiClient(configuration=cfg)

@@ -2,6 +2,7 @@
 
 #include "apis/catalog.h"
 #include "apis/schema.h"
+#include "handlers/node_restriction.h"
 #include "handlers/status.h"
 
 namespace shepherd::handlers {
@@ -40,6 +41,7 @@ ApiHandler::ApiHandler(registry::Registry& registry, ApiHandlerOptions opts)
       opts_(std::move(opts)),
       openapi_(apis::Catalog::instance(), apis::SchemaRegistry::instance(), opts_.version.git_version),
       rest_(watches_, registry) {
+  rest_.setAuthorizer(opts_.authorizer);
   api_versions_ = apiVersionsJson(opts_.server_address);
   group_list_ = apiGroupListJson(apis::Catalog::instance());
 }
@@ -54,6 +56,12 @@ void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> res
     auto user = opts_.authenticator->authenticate(req);
     if (!user) return resp->send(errorResponse(user.error()));
     req.user = std::move(*user);
+  }
+  if (opts_.authorizer) {
+    auth::RequestInfo info = auth::requestInfo(req);
+    auth::Decision d = opts_.authorizer->authorize(req.user, info);
+    if (!d.allowed()) return resp->send(errorResponse(auth::forbiddenError(req.user, info, d.reason)));
+    if (auto st = admitNodeRequest(req, info, registry_); !st) return resp->send(errorResponse(st.error()));
   }
   std::vector<std::string> p = splitPath(req.path);
   const auto& catalog = apis::Catalog::instance();

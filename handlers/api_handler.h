@@ -7,6 +7,7 @@
 #include <string>
 
 #include "auth/authenticator.h"
+#include "auth/authorizer.h"
 #include "handlers/discovery.h"
 #include "handlers/http/message.h"
 #include "handlers/openapi.h"
@@ -22,6 +23,9 @@ struct ApiHandlerOptions {
   // Every request is authenticated first (401 when offered credentials fail); null
   // accepts every request as is (unit tests).
   const auth::Authenticator* authenticator = nullptr;
+  // Then authorized (403 when no authorizer allows) and, for nodes, NodeRestriction;
+  // null allows everything.
+  const auth::Authorizer* authorizer = nullptr;
 };
 
 // Thread-safety: handle() is called concurrently from the server's workers.

@@ -24,7 +24,10 @@ struct RequestScope {
 // Thread-safety: stateless apart from the shared watch registry; called concurrently.
 class RestHandler {
  public:
-  RestHandler(WatchRegistry& watches, registry::Registry& registry) : watches_(watches), registry_(registry) {}
+  RestHandler(WatchRegistry& watches, registry::Registry& registry)
+      : watches_(watches), registry_(registry) {}
+  // Access reviews ask it (null: everything is allowed). Set before serving.
+  void setAuthorizer(const auth::Authorizer* a) { authorizer_ = a; }
   void handle(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& scope);
 
  private:
@@ -32,11 +35,13 @@ class RestHandler {
   void list(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   void watch(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   void create(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
-  void createEphemeral(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  void createEphemeral(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                       const RequestScope& s);
   void update(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   void patch(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   void remove(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
-  void removeCollection(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  void removeCollection(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                        const RequestScope& s);
   // Server-side apply (apply.cc).
   void apply(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   // The scale subresource (scale.cc): an autoscaling/v1 Scale view of spec.replicas.
@@ -48,6 +53,7 @@ class RestHandler {
 
   WatchRegistry& watches_;
   registry::Registry& registry_;
+  const auth::Authorizer* authorizer_ = nullptr;
 };
 
 }  // namespace shepherd::handlers

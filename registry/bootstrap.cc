@@ -1,4 +1,5 @@
 // The objects every cluster starts with: system namespaces and default/kubernetes.
+#include "auth/bootstrap_policy.h"
 #include "common/log.h"
 #include "registry/registry.h"
 
@@ -16,6 +17,54 @@ Status ensureCreated(Store* store, const std::string& ns, const std::string& bod
 }
 
 }  // namespace
+
+// The default RBAC roles and bindings: created when missing; ones still annotated
+// autoupdate=true get back any default rule or subject they lost, as upstream reconciles.
+Status Registry::bootstrapPolicy() {
+  static const std::map<std::string, std::string> plurals = {{"ClusterRole", "clusterroles"},
+                                                             {"ClusterRoleBinding", "clusterrolebindings"},
+                                                             {"Role", "roles"},
+                                                             {"RoleBinding", "rolebindings"}};
+  for (const auth::BootstrapObject& o : auth::bootstrapPolicy()) {
+    Store* s = store("rbac.authorization.k8s.io", "v1", plurals.at(o.kind));
+    if (!s) continue;
+    json::Document want;
+    want.Parse(o.json.data(), o.json.size());
+    std::string name(json::getStringPath(want, {"metadata", "name"}));
+    auto existing = s->get(o.namespace_, name);
+    if (!existing.ok()) {
+      if (auto st = ensureCreated(s, o.namespace_, o.json); !st) return st;
+      continue;
+    }
+    json::Document have;
+    have.Parse((*existing)->json.data(), (*existing)->json.size());
+    if (json::getStringPath(
+            have, {"metadata", "annotations", "rbac.authorization.kubernetes.io/autoupdate"}) != "true")
+      continue;
+    bool changed = false;
+    for (const char* field : {"rules", "subjects"}) {
+      const json::Value* wanted = json::find(want, field);
+      if (!wanted || !wanted->IsArray()) continue;
+      json::Value* list = json::find(have, field);
+      if (!list || !list->IsArray()) {
+        json::set(have, field, json::Value(rapidjson::kArrayType), have.GetAllocator());
+        list = json::find(have, field);
+      }
+      for (auto& w : wanted->GetArray()) {
+        bool present = false;
+        for (auto& h : list->GetArray()) present = present || h == w;
+        if (!present) {
+          list->PushBack(json::Value(w, have.GetAllocator()), have.GetAllocator());
+          changed = true;
+        }
+      }
+    }
+    if (!changed) continue;
+    auto r = s->update(o.namespace_, name, have, WriteOptions{}, Subresource::Main);
+    if (!r && r.error().code != 409) return r.error();
+  }
+  return okStatus();
+}
 
 Status Registry::bootstrap(const std::string& advertise_address, int port) {
   Store* namespaces = store("", "v1", "namespaces");
@@ -70,6 +119,7 @@ Status Registry::bootstrap(const std::string& advertise_address, int port) {
       return st;
     }
   }
+  if (auto st = bootstrapPolicy(); !st) return st;
   LOG_INFO("bootstrap: namespaces and default/kubernetes (" << ip << " -> " << advertise_address << ":"
                                                             << port << ") in place");
   return okStatus();

@@ -37,6 +37,8 @@ class Registry {
   // Creates what a fresh cluster needs: the system namespaces and default/kubernetes
   // (Service and Endpoints pointing at the API server). Idempotent.
   Status bootstrap(const std::string& advertise_address, int port);
+  // The default RBAC policy (part of bootstrap; see auth/bootstrap_policy.h).
+  Status bootstrapPolicy();
 
   // Sends BOOKMARK events to watches that asked for them.
   void sendBookmarks();

@@ -113,6 +113,7 @@ void WatchCache::onBatch(const std::vector<storage::Event>& events, int64_t revi
       objects_[se.kv.key] = e.object;
     }
     revision_ = e.revision;
+    changes_.fetch_add(1, std::memory_order_release);
     for (size_t i = 0; i < watchers_.size();) {
       if (deliverTo(watchers_[i], e)) {
         ++i;

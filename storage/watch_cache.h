@@ -8,6 +8,7 @@
 // by rolling the current state back through the window's events.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -115,6 +116,9 @@ class WatchCache {
 
   ObjectPtr get(const std::string& key) const;
   int64_t revision() const;
+  // How many changes to this cache's objects have been applied (grows by one per event);
+  // lets readers that derive state from the objects rebuild only when it moved.
+  uint64_t changeCount() const { return changes_.load(std::memory_order_acquire); }
   int64_t oldestRevision() const;
   size_t size() const;
 
@@ -159,6 +163,7 @@ class WatchCache {
   std::map<std::string, ObjectPtr> objects_;
   std::deque<Event> window_;
   int64_t revision_ = 0;
+  std::atomic<uint64_t> changes_{0};
   int64_t oldest_ = 0;  // a watch/list may ask for any revision >= oldest_
   std::vector<Watcher> watchers_;
   uint64_t next_watcher_id_ = 1;

@@ -119,7 +119,7 @@ class ApiClient:
 class ShepherdServer:
     """A shepherd-apiserver process on a data dir; can be stopped, killed and restarted."""
 
-    def __init__(self, workdir, data_dir=None, extra_args=(), tls=False):
+    def __init__(self, workdir, data_dir=None, extra_args=(), tls=True):
         self.workdir = workdir
         self.data_dir = data_dir or os.path.join(workdir, "data")
         self.extra_args = list(extra_args)
@@ -136,6 +136,12 @@ class ShepherdServer:
     @property
     def base_url(self):
         return "%s://127.0.0.1:%d" % ("https" if self.tls else "http", self.port)
+
+    def node_kubeconfig(self, node):
+        """A kubeconfig for node ``node`` (system:node:<node>), its certificate made on demand."""
+        subprocess.run([SHEPHERD_BIN, "pki", "--dir", self.pki_dir, "--server", self.base_url, "--nodes", node],
+                       check=True, timeout=30)
+        return os.path.join(self.pki_dir, "node-%s.kubeconfig" % node)
 
     def client_context(self, identity="admin"):
         """An SSLContext trusting the cluster CA, with ``identity``'s client certificate
@@ -159,7 +165,7 @@ class ShepherdServer:
             os.unlink(port_file)
         self.port = None
         args = [SERVER_BIN, "--data-dir", self.data_dir, "--port", "0",
-                "--port-file", port_file] + ([] if self.tls else ["--plain-http"]) + self.extra_args
+                "--port-file", port_file] + ([] if self.tls else ["--plain-http", "--authorization-mode=AlwaysAllow"]) + self.extra_args
         log = open(self.log_path, "wb")
         try:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
@@ -284,7 +290,7 @@ def server_factory(tmp_path_factory):
     """Start extra servers, each with its own temp data dir; all stopped at teardown."""
     servers = []
 
-    def make(extra_args=(), tls=False):
+    def make(extra_args=(), tls=True):
         workdir = str(tmp_path_factory.mktemp("shepherd"))
         srv = ShepherdServer(workdir, extra_args=extra_args, tls=tls)
         servers.append(srv)

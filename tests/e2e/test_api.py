@@ -185,6 +185,8 @@ def raw_post(server, path, body, content_type="application/json", timeout=30):
     """POST over a raw socket so the response is read even if the server stops reading the
     body early. Returns (status, headers dict, body bytes)."""
     s = socket.create_connection(("127.0.0.1", server.port), timeout=timeout)
+    if server.ssl_context:
+        s = server.ssl_context.wrap_socket(s, server_hostname="127.0.0.1")
     try:
         s.sendall(("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: %s\r\n"
                    "Accept: application/json\r\nContent-Length: %d\r\n\r\n"
@@ -857,7 +859,7 @@ def test_watch_by_name_across_namespaces(api, server):
     rv = lst["metadata"]["resourceVersion"]
     url = "%s/api/v1/configmaps?watch=true&resourceVersion=%s&fieldSelector=metadata.name%%3D%s" % (
         server.base_url, rv, name)
-    with urllib.request.urlopen(url, timeout=10) as resp:
+    with urllib.request.urlopen(url, timeout=10, context=server.ssl_context) as resp:
         create(api, CM, cm_body(name))
         create(api, CM, cm_body(name + "-not"))
         create(api, "/api/v1/namespaces/%s/configmaps" % other_ns, cm_body(name, ns=other_ns))

@@ -76,6 +76,9 @@ def test_acknowledged_writes_survive_signal_under_load(server_factory, restart_s
     """
     srv = server_factory()
     base = srv.base_url
+
+    def send(*args, **kw):
+        return http_request(*args, context=srv.ssl_context, **kw)
     stop = threading.Event()
     lock = threading.Lock()
     acked_creates = {}   # name -> resourceVersion
@@ -85,7 +88,7 @@ def test_acknowledged_writes_survive_signal_under_load(server_factory, restart_s
 
     def writer(t):
         own = "counter-%02d" % t
-        st, _, body = http_request(base, "POST", CM, cm(own, {"n": "0"}))
+        st, _, body = send(base, "POST", CM, cm(own, {"n": "0"}))
         assert st == 201, body
         with lock:
             acked_counter[t] = (0, json.loads(body)["metadata"]["resourceVersion"])
@@ -94,13 +97,13 @@ def test_acknowledged_writes_survive_signal_under_load(server_factory, restart_s
             i += 1
             try:
                 name = "inflight-%02d-%05d" % (t, i)
-                st, _, body = http_request(base, "POST", CM, cm(name, {"i": str(i)}), timeout=15)
+                st, _, body = send(base, "POST", CM, cm(name, {"i": str(i)}), timeout=15)
                 if 200 <= st < 300:
                     with lock:
                         acked_creates[name] = json.loads(body)["metadata"]["resourceVersion"]
                 else:
                     unacked.append((name, st))
-                st, _, body = http_request(base, "PUT", CM + "/" + own,
+                st, _, body = send(base, "PUT", CM + "/" + own,
                                            cm(own, {"n": str(i)}), timeout=15)
                 if 200 <= st < 300:
                     with lock:

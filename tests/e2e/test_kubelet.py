@@ -31,7 +31,8 @@ KUBECTL = KUBECTL_BINS["1.33"]
 def node(server):
     workdir = tempfile.mkdtemp(prefix="shk-")
     name = "e2e-node-" + uuid.uuid4().hex[:6]
-    n = real_node.RealNode(workdir, name, server.base_url, real_node.free_subnets(1)[0])
+    n = real_node.RealNode(workdir, name, server.base_url, real_node.free_subnets(1)[0],
+                           kubeconfig=server.node_kubeconfig(name))
     try:
         n.start()
         yield n
@@ -270,7 +271,7 @@ def test_logs_options_follow_and_errors(server, node, ns):
 def watch_waiting_reasons(server, ns, name, seen, stop):
     """Records every waiting reason of container "c" as the pod's watch delivers it."""
     url = "%s/api/v1/namespaces/%s/pods?watch=true&fieldSelector=metadata.name=%s" % (server.base_url, ns, name)
-    with urllib.request.urlopen(url, timeout=120) as resp:
+    with urllib.request.urlopen(url, timeout=120, context=server.ssl_context) as resp:
         for line in resp:
             if stop.is_set():
                 return
@@ -484,8 +485,7 @@ def test_restart_adopts_running_containers_and_collects_orphans(server, node, ns
 def test_fake_runtime_node(server, ns):
     workdir = tempfile.mkdtemp(prefix="shf-")
     name = "fake-" + uuid.uuid4().hex[:6]
-    kubeconfig = os.path.join(workdir, "kubeconfig")
-    real_node.write_kubeconfig(kubeconfig, server.base_url)
+    kubeconfig = server.node_kubeconfig(name)
     log = open(os.path.join(workdir, "kubelet.log"), "wb")
     proc = subprocess.Popen([real_node.kubelet_bin(), "--kubeconfig", kubeconfig, "--hostname-override", name,
                              "--runtime=fake", "--fake-startup-ms=200", "--port", str(real_node.free_port()),

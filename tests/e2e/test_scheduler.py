@@ -180,7 +180,7 @@ def test_racing_schedulers_and_manual_bindings_never_bind_twice(cluster):
 
     def watch():
         req = urllib.request.Request(srv.base_url + "/api/v1/namespaces/default/pods?watch=true&resourceVersion=" + rv)
-        with urllib.request.urlopen(req, timeout=120) as resp:
+        with urllib.request.urlopen(req, timeout=120, context=srv.ssl_context) as resp:
             for line in resp:
                 ev = json.loads(line)
                 o = ev["object"]

@@ -76,14 +76,16 @@ def test_tokens_and_anonymous(secure, tmp_path):
     assert whoami(kubectl, cfg, "--token", "sekret-token") == {
         "username": "alice", "uid": "uid-42", "groups": ["devs", "ops", "system:authenticated"]}
     rc, out, err = kubectl(cfg, "get", "pods", "--token", "wrong-token")
-    assert rc != 0 and "Unauthorized" in err, (rc, out, err)
-    # No credentials at all (kubectl would prompt for a password): system:anonymous.
+    assert rc != 0 and "You must be logged in to the server" in err, (rc, out, err)
+    # No credentials at all (kubectl would prompt for a password): system:anonymous, who
+    # may not even ask who it is (system:basic-user is for authenticated users).
     anonymous = srv.client_context(None)
     st, _, body = http_request(srv.base_url, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
                                {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
                                context=anonymous)
-    assert st == 201 and json.loads(body)["status"]["userInfo"] == {
-        "username": "system:anonymous", "groups": ["system:unauthenticated"]}, body
+    assert st == 403 and json.loads(body)["message"] == (
+        'selfsubjectreviews.authentication.k8s.io is forbidden: User "system:anonymous" cannot create resource '
+        '"selfsubjectreviews" in API group "authentication.k8s.io" at the cluster scope'), body
     st, _, body = http_request(srv.base_url, "GET", "/version", context=anonymous)
     assert st == 200, body
 
@@ -109,3 +111,134 @@ def test_plain_http_only_on_loopback(tmp_path):
     proc = subprocess.run([SERVER_BIN, "--data-dir", str(tmp_path / "d"), "--port", "0", "--plain-http",
                            "--bind-address", "0.0.0.0"], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2 and "loopback" in proc.stderr, proc.stderr
+
+
+# --------------------------------------------------------------------------- authorization
+
+
+def as_identity(srv, identity):
+    """(status, body) of a request with ``identity``'s client certificate (None: anonymous)."""
+    ctx = srv.client_context(identity)
+
+    def call(method, path, body=None, content_type=None):
+        st, _, raw = http_request(srv.base_url, method, path, body, context=ctx, content_type=content_type)
+        try:
+            return st, json.loads(raw) if raw else None
+        except ValueError:
+            return st, raw
+    return call
+
+
+def test_anonymous_sees_only_health_and_version(secure):
+    srv, _ = secure
+    anon = as_identity(srv, None)
+    for path in ("/healthz", "/readyz", "/livez", "/version"):
+        assert anon("GET", path)[0] == 200, path
+    st, body = anon("GET", "/api/v1/namespaces/default/pods")
+    assert st == 403 and body["reason"] == "Forbidden", body
+    assert body["message"] == ('pods is forbidden: User "system:anonymous" cannot list resource "pods" '
+                               'in API group "" in the namespace "default"'), body
+    assert body["details"] == {"kind": "pods"}, body
+    st, body = anon("GET", "/apis")
+    assert st == 403 and body["message"] == 'forbidden: User "system:anonymous" cannot get path "/apis"', body
+
+
+def make_pod(admin, ns, name, node, secret=None):
+    spec = {"nodeName": node, "containers": [{"name": "c", "image": "busybox"}]}
+    if secret:
+        spec["volumes"] = [{"name": "s", "secret": {"secretName": secret}}]
+    st, body = admin("POST", "/api/v1/namespaces/%s/pods" % ns,
+                     {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
+    assert st == 201, body
+
+
+def test_scheduler_binds_but_may_not_edit_pods(secure, tmp_path):
+    srv, kubectl = secure
+    admin, sched = as_identity(srv, "admin"), as_identity(srv, "scheduler")
+    st, body = admin("POST", "/api/v1/namespaces/default/pods", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "to-bind"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    assert st == 201, body
+    st, body = sched("POST", "/api/v1/namespaces/default/pods/to-bind/binding", {
+        "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "to-bind"},
+        "target": {"kind": "Node", "name": "n1"}})
+    assert st == 201, body
+    cfg = os.path.join(srv.pki_dir, "scheduler.kubeconfig")
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nsed -i 's/image: busybox$/image: busybox:edited/' \"$1\"\n")
+    editor.chmod(0o755)
+    old = os.environ.get("KUBE_EDITOR")
+    os.environ["KUBE_EDITOR"] = str(editor)
+    try:
+        rc, out, err = kubectl(cfg, "edit", "pod", "to-bind")
+    finally:
+        if old is None:
+            del os.environ["KUBE_EDITOR"]
+        else:
+            os.environ["KUBE_EDITOR"] = old
+    assert rc != 0 and 'User "system:kube-scheduler" cannot patch resource "pods"' in err, (rc, out, err)
+    # kubectl auth can-i agrees.
+    assert kubectl(cfg, "auth", "can-i", "create", "pods", "--subresource=binding")[:2] == (0, "yes\n")
+    rc, out, _ = kubectl(cfg, "auth", "can-i", "update", "pods")
+    assert (rc, out) == (1, "no\n")
+    assert kubectl(os.path.join(srv.pki_dir, "admin.kubeconfig"), "auth", "can-i", "*", "*")[:2] == (0, "yes\n")
+
+
+def test_node_reaches_only_its_own_pods_and_their_secrets(secure):
+    srv, _ = secure
+    subprocess.run([SHEPHERD_BIN, "pki", "--dir", srv.pki_dir, "--server", srv.base_url, "--nodes", "n1,n2"],
+                   check=True, timeout=30)
+    admin, n1 = as_identity(srv, "admin"), as_identity(srv, "node-n1")
+    for name in ("used", "unused"):
+        st, body = admin("POST", "/api/v1/namespaces/default/secrets",
+                         {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}})
+        assert st == 201, body
+    make_pod(admin, "default", "on-n1", "n1", secret="used")
+    make_pod(admin, "default", "on-n2", "n2")
+    assert n1("GET", "/api/v1/namespaces/default/secrets/used")[0] == 200
+    st, body = n1("GET", "/api/v1/namespaces/default/secrets/unused")
+    assert st == 403 and body["message"].endswith(
+        "no relationship found between node 'n1' and this object"), body
+    status = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    st, body = n1("PATCH", "/api/v1/namespaces/default/pods/on-n1/status", status,
+                  content_type="application/merge-patch+json")
+    assert st == 200, body
+    st, body = n1("PATCH", "/api/v1/namespaces/default/pods/on-n2/status", status,
+                  content_type="application/merge-patch+json")
+    assert st == 403 and body["message"] == (
+        'pods "on-n2" is forbidden: node "n1" can only update pod status for pods with spec.nodeName set to '
+        'itself'), body
+    # Its pods by field selector, not everyone's; its own Node and Lease only.
+    assert n1("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1")[0] == 200
+    assert n1("GET", "/api/v1/pods")[0] == 403
+    assert n1("GET", "/api/v1/nodes/n2")[0] == 403
+    st, body = n1("POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+                  {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "n2"}})
+    assert st == 403 and "same name as the requesting node" in body["message"], body
+
+
+def test_roles_and_bindings_grant_namespaced_access(secure, tmp_path):
+    srv, kubectl = secure
+    admin_cfg = os.path.join(srv.pki_dir, "admin.kubeconfig")
+    for args in (("create", "namespace", "team-a"), ("create", "namespace", "team-b"),
+                 ("create", "role", "pod-reader", "-n", "team-a", "--verb=get,list,watch", "--resource=pods"),
+                 ("create", "rolebinding", "alice-reads", "-n", "team-a", "--role=pod-reader", "--user=alice")):
+        rc, out, err = kubectl(admin_cfg, *args)
+        assert rc == 0, (args, err)
+    cfg = str(tmp_path / "alice.kubeconfig")
+    with open(cfg, "w") as f:
+        f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+                "    server: %s\n    certificate-authority: %s\n"
+                "contexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n"
+                "users:\n- name: u\n  user: {token: sekret-token}\n"
+                % (srv.base_url, os.path.join(srv.pki_dir, "ca.crt")))
+    rc, out, err = kubectl(cfg, "get", "pods", "-n", "team-a")
+    assert rc == 0, err
+    rc, out, err = kubectl(cfg, "get", "pods", "-n", "team-b")
+    assert rc != 0 and ('pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the '
+                        'namespace "team-b"') in err, err
+    assert kubectl(cfg, "auth", "can-i", "list", "pods", "-n", "team-a")[:2] == (0, "yes\n")
+    assert kubectl(cfg, "auth", "can-i", "delete", "pods", "-n", "team-a")[:2] == (1, "no\n")
+    # The bootstrap policy is there, as kubectl shows it.
+    rc, out, err = kubectl(admin_cfg, "get", "clusterrolebinding", "cluster-admin", "-o", "wide")
+    assert rc == 0 and "ClusterRole/cluster-admin" in out and "system:masters" in out, (out, err)

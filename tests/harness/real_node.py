@@ -95,8 +95,10 @@ def _tail(path, n=4000):
 class RealNode:
     """One node: containerd under ``<workdir>/rt`` and kubelet-lite named ``name``."""
 
-    def __init__(self, workdir, name, server_url, subnet, bridge=None, extra_args=()):
+    def __init__(self, workdir, name, server_url, subnet, bridge=None, extra_args=(), kubeconfig=None):
         self.workdir = workdir
+        # A ready kubeconfig (e.g. the node's certificate identity); else an anonymous one.
+        self.kubeconfig_source = kubeconfig
         self.name = name
         self.server_url = server_url
         self.subnet = subnet
@@ -130,7 +132,12 @@ class RealNode:
                                % (self.name, rc, _tail(self.runtime_log)))
 
     def start_kubelet(self, args=()):
-        write_kubeconfig(self.kubeconfig, self.server_url)
+        if self.kubeconfig_source:
+            with open(self.kubeconfig_source) as src, open(self.kubeconfig, "w") as dst:
+                dst.write(src.read())
+            os.chmod(self.kubeconfig, 0o600)
+        else:
+            write_kubeconfig(self.kubeconfig, self.server_url)
         if self.port is None:
             self.port = free_port()
         log = open(self.log_path, "ab")
@@ -214,15 +221,15 @@ class RealNode:
         return found
 
 
-def start_nodes(base_workdir, names, server_url, extra_args=()):
-    """Starts len(names) real nodes with distinct subnets and bridges; on failure stops
-    those that started and raises."""
+def start_nodes(base_workdir, names, server_url, extra_args=(), kubeconfigs=None):
+    """Starts len(names) real nodes with distinct subnets and bridges (``kubeconfigs``: a
+    kubeconfig path per node name); on failure stops those that started and raises."""
     subnets = free_subnets(len(names))
     nodes = []
     try:
         for name, subnet in zip(names, subnets):
             node = RealNode(os.path.join(base_workdir, name), name, server_url, subnet,
-                            extra_args=extra_args)
+                            extra_args=extra_args, kubeconfig=(kubeconfigs or {}).get(name))
             nodes.append(node)
             node.start_runtime()
         for node in nodes:

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -57,8 +58,12 @@ SKEW_WARNING = re.compile(r"^WARNING: version difference between client.*\n?", r
 # =========================================================================== HTTP
 
 
+# The admin's TLS context for the server's https URL, set once its PKI exists.
+ADMIN_CONTEXT = None
+
+
 def http(base_url, method, path, body=None, content_type="application/json", timeout=30.0):
-    """Raw HTTP; returns (status, decoded JSON body or raw bytes)."""
+    """Raw HTTPS as the cluster admin; returns (status, decoded JSON body or raw bytes)."""
     data = None
     headers = {"Accept": "application/json"}
     if body is not None:
@@ -66,7 +71,7 @@ def http(base_url, method, path, body=None, content_type="application/json", tim
         headers["Content-Type"] = content_type
     req = urllib.request.Request(base_url + path, data=data, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
+        with urllib.request.urlopen(req, timeout=timeout, context=ADMIN_CONTEXT) as resp:
             status, raw = resp.status, resp.read()
     except urllib.error.HTTPError as e:
         status, raw = e.code, e.read()
@@ -89,11 +94,15 @@ class Server:
 
     @property
     def base_url(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "https://127.0.0.1:%d" % self.port
 
     def start(self):
+        """HTTPS with the PKI the server generates in DATA/pki; kubectl and the raw calls
+        act as the admin (client certificate in system:masters), under Node,RBAC."""
+        global ADMIN_CONTEXT
         port_file = os.path.join(self.workdir, "port")
-        args = [SERVER_BIN, "--data-dir", os.path.join(self.workdir, "data"), "--port", "0", "--plain-http",
+        pki = os.path.join(self.workdir, "data", "pki")
+        args = [SERVER_BIN, "--data-dir", os.path.join(self.workdir, "data"), "--port", "0",
                 "--port-file", port_file]
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
@@ -117,17 +126,18 @@ class Server:
                     pass
             if self.port is not None:
                 try:
+                    if ADMIN_CONTEXT is None:
+                        ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.crt"))
+                        ctx.load_cert_chain(os.path.join(pki, "admin.crt"), os.path.join(pki, "admin.key"))
+                        ADMIN_CONTEXT = ctx
                     if http(self.base_url, "GET", "/readyz", timeout=2)[0] == 200:
                         break
                 except OSError:
                     pass
             time.sleep(0.05)
-        with open(self.kubeconfig, "w") as f:
-            f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: shepherd\n  cluster:\n"
-                    "    server: %s\ncontexts:\n- name: shepherd\n  context:\n"
-                    "    cluster: shepherd\n    user: anonymous\n"
-                    "current-context: shepherd\nusers:\n- name: anonymous\n  user: {}\n"
-                    % self.base_url)
+        subprocess.run([os.path.join(os.path.dirname(SERVER_BIN), "shepherd"), "pki", "--dir", pki,
+                        "--server", self.base_url], check=True, timeout=30)
+        shutil.copyfile(os.path.join(pki, "admin.kubeconfig"), self.kubeconfig)
         return self
 
     def log_tail(self, n=4000):

@@ -277,7 +277,7 @@ int main(int argc, char** argv) {
     std::string log = dir + "/server.log";
     FILE* f = std::freopen(log.c_str(), "w", stderr);
     (void)f;
-    execl(bin.c_str(), bin.c_str(), ("--data-dir=" + dir + "/data").c_str(), "--port=0", "--plain-http",
+    execl(bin.c_str(), bin.c_str(), ("--data-dir=" + dir + "/data").c_str(), "--port=0", "--plain-http", "--authorization-mode=AlwaysAllow",
           ("--port-file=" + portFile).c_str(), "--watch-cache-size=50000", static_cast<char*>(nullptr));
     _exit(127);
   }

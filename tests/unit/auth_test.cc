@@ -9,7 +9,11 @@
 
 #include <cstdlib>
 
+#include "auth/access_review.h"
 #include "auth/authenticator.h"
+#include "auth/bootstrap_policy.h"
+#include "auth/node_authorizer.h"
+#include "auth/rbac_authorizer.h"
 #include "auth/request_info.h"
 #include "client/kubeconfig.h"
 #include "handlers/http/server.h"
@@ -282,4 +286,229 @@ TEST(RequestInfo, AsUpstreamDerivesIt) {
   EXPECT_EQ(describe(info("GET", "/apis/apps")), "nonresource get /apis/apps");
   EXPECT_EQ(describe(info("GET", "/api")), "nonresource get /api");
   EXPECT_EQ(describe(info("POST", "/version")), "nonresource post /version");
+}
+
+namespace {
+
+auth::RequestInfo resourceRequest(std::string verb, std::string group, std::string resource,
+                                  std::string ns = "", std::string name = "", std::string sub = "") {
+  auth::RequestInfo r;
+  r.resource_request = true;
+  r.verb = std::move(verb);
+  r.api_group = std::move(group);
+  r.resource = std::move(resource);
+  r.namespace_ = std::move(ns);
+  r.name = std::move(name);
+  r.subresource = std::move(sub);
+  return r;
+}
+
+auth::RequestInfo pathRequest(std::string verb, std::string path) {
+  auth::RequestInfo r;
+  r.verb = std::move(verb);
+  r.path = std::move(path);
+  return r;
+}
+
+class FixedPolicy final : public auth::PolicySource {
+ public:
+  explicit FixedPolicy(std::shared_ptr<const auth::PolicySnapshot> p) : p_(std::move(p)) {}
+  std::shared_ptr<const auth::PolicySnapshot> current() const override { return p_; }
+
+ private:
+  std::shared_ptr<const auth::PolicySnapshot> p_;
+};
+
+// The bootstrap policy plus `extra` objects (JSON with apiVersion/kind).
+std::shared_ptr<auth::RbacAuthorizer> rbacWith(const std::vector<std::string>& extra) {
+  auto snap = std::make_shared<auth::PolicySnapshot>();
+  for (auto& o : auth::bootstrapPolicy()) {
+    json::Document d;
+    d.Parse(o.json.data(), o.json.size());
+    snap->add(o.kind, d);
+  }
+  for (auto& text : extra) {
+    json::Document d;
+    d.Parse(text.data(), text.size());
+    snap->add(std::string(json::getString(d, "kind")), d);
+  }
+  return std::make_shared<auth::RbacAuthorizer>(std::make_shared<FixedPolicy>(snap));
+}
+
+auth::UserInfo user(std::string name, std::vector<std::string> groups = {}) {
+  groups.push_back("system:authenticated");
+  return auth::UserInfo{std::move(name), "", std::move(groups), {}};
+}
+
+}  // namespace
+
+TEST(Rbac, RuleMatchingAsUpstream) {
+  auth::PolicyRule pods{{"get", "list"}, {""}, {"pods"}, {}, {}};
+  EXPECT_TRUE(auth::ruleAllows(pods, resourceRequest("get", "", "pods", "ns", "p")));
+  EXPECT_FALSE(
+      auth::ruleAllows(pods, resourceRequest("get", "", "pods", "ns", "p", "log")));  // not subresources
+  EXPECT_FALSE(auth::ruleAllows(pods, resourceRequest("delete", "", "pods", "ns", "p")));
+  EXPECT_FALSE(auth::ruleAllows(pods, resourceRequest("get", "apps", "pods", "ns", "p")));
+  auth::PolicyRule scale{{"*"}, {"*"}, {"*/scale"}, {}, {}};
+  EXPECT_TRUE(auth::ruleAllows(scale, resourceRequest("update", "apps", "deployments", "ns", "d", "scale")));
+  EXPECT_FALSE(auth::ruleAllows(scale, resourceRequest("update", "apps", "deployments", "ns", "d")));
+  auth::PolicyRule named{{"get"}, {""}, {"configmaps"}, {"one"}, {}};
+  EXPECT_TRUE(auth::ruleAllows(named, resourceRequest("get", "", "configmaps", "ns", "one")));
+  EXPECT_FALSE(auth::ruleAllows(named, resourceRequest("get", "", "configmaps", "ns", "two")));
+  EXPECT_FALSE(auth::ruleAllows(named, resourceRequest("get", "", "configmaps", "ns", "")));
+  auth::PolicyRule urls{{"get"}, {}, {}, {}, {"/healthz/*", "/version"}};
+  EXPECT_TRUE(auth::ruleAllows(urls, pathRequest("get", "/healthz/ping")));
+  EXPECT_FALSE(auth::ruleAllows(urls, pathRequest("get", "/healthz")));
+  EXPECT_TRUE(auth::ruleAllows(urls, pathRequest("get", "/version")));
+  EXPECT_FALSE(auth::ruleAllows(urls, pathRequest("post", "/version")));
+  EXPECT_FALSE(auth::ruleAllows(urls, resourceRequest("get", "", "pods")));
+
+  auth::Subject sa{"ServiceAccount", "builder", ""};
+  EXPECT_TRUE(auth::subjectApplies(sa, user("system:serviceaccount:ci:builder"), "ci"));
+  EXPECT_FALSE(auth::subjectApplies(sa, user("system:serviceaccount:ci:builder"), ""));  // a cluster binding
+  EXPECT_EQ(auth::describeSubject(sa, "ci"), "ServiceAccount \"builder/ci\"");
+}
+
+TEST(Rbac, BootstrapPolicyAndBindingsDecide) {
+  auto rbac = rbacWith({
+      R"({"kind":"Role","metadata":{"name":"reader","namespace":"team"},
+          "rules":[{"verbs":["get","list"],"apiGroups":[""],"resources":["pods"]}]})",
+      R"({"kind":"RoleBinding","metadata":{"name":"alice-reads","namespace":"team"},
+          "roleRef":{"kind":"Role","name":"reader"},"subjects":[{"kind":"User","name":"alice"}]})",
+      R"({"kind":"RoleBinding","metadata":{"name":"bob-views","namespace":"team"},
+          "roleRef":{"kind":"ClusterRole","name":"view"},"subjects":[{"kind":"Group","name":"qa"}]})",
+      R"({"kind":"ClusterRoleBinding","metadata":{"name":"dangling"},
+          "roleRef":{"kind":"ClusterRole","name":"gone"},"subjects":[{"kind":"User","name":"carol"}]})"});
+  auto d = rbac->authorize(user("alice"), resourceRequest("list", "", "pods", "team"));
+  EXPECT_TRUE(d.allowed());
+  EXPECT_EQ(d.reason,
+            "RBAC: allowed by RoleBinding \"alice-reads/team\" of Role \"reader\" to User \"alice\"");
+  EXPECT_FALSE(rbac->authorize(user("alice"), resourceRequest("list", "", "pods", "other")).allowed());
+  EXPECT_FALSE(rbac->authorize(user("alice"), resourceRequest("delete", "", "pods", "team", "p")).allowed());
+  // A RoleBinding of a ClusterRole grants it inside the namespace only.
+  EXPECT_TRUE(rbac->authorize(user("bob", {"qa"}), resourceRequest("get", "apps", "deployments", "team", "d"))
+                  .allowed());
+  EXPECT_FALSE(rbac->authorize(user("bob", {"qa"}), resourceRequest("get", "apps", "deployments", "x", "d"))
+                   .allowed());
+  // The bootstrap roles.
+  EXPECT_TRUE(rbac->authorize(user("x", {"system:masters"}), resourceRequest("delete", "", "nodes", "", "n"))
+                  .allowed());
+  EXPECT_TRUE(rbac->authorize(user("alice"), pathRequest("get", "/apis")).allowed());  // system:discovery
+  auth::UserInfo anon{"system:anonymous", "", {"system:unauthenticated"}, {}};
+  EXPECT_TRUE(rbac->authorize(anon, pathRequest("get", "/healthz")).allowed());
+  EXPECT_FALSE(rbac->authorize(anon, pathRequest("get", "/apis")).allowed());
+  auth::UserInfo sched = user("system:kube-scheduler");
+  EXPECT_TRUE(rbac->authorize(sched, resourceRequest("create", "", "pods", "ns", "p", "binding")).allowed());
+  EXPECT_TRUE(rbac->authorize(sched, resourceRequest("patch", "", "pods", "ns", "p", "status")).allowed());
+  EXPECT_FALSE(rbac->authorize(sched, resourceRequest("update", "", "pods", "ns", "p")).allowed());
+  EXPECT_TRUE(rbac->authorize(sched, resourceRequest("update", "coordination.k8s.io", "leases", "kube-system",
+                                                     "kube-scheduler"))
+                  .allowed());
+  EXPECT_FALSE(rbac->authorize(sched, resourceRequest("update", "coordination.k8s.io", "leases",
+                                                      "kube-system", "kube-controller-manager"))
+                   .allowed());
+  auth::UserInfo cm = user("system:kube-controller-manager");
+  EXPECT_TRUE(rbac->authorize(cm, resourceRequest("create", "", "pods", "ns")).allowed());
+  EXPECT_TRUE(rbac->authorize(cm, resourceRequest("deletecollection", "", "configmaps", "ns")).allowed());
+  EXPECT_FALSE(
+      rbac->authorize(cm, resourceRequest("create", "rbac.authorization.k8s.io", "clusterroles")).allowed());
+  // A binding to a missing role says so.
+  d = rbac->authorize(user("carol"), resourceRequest("get", "", "pods", "ns", "p"));
+  EXPECT_FALSE(d.allowed());
+  EXPECT_EQ(d.reason, "RBAC: clusterrole.rbac.authorization.k8s.io \"gone\" not found");
+}
+
+TEST(Rbac, ForbiddenMessagesAsUpstream) {
+  auto u = user("u");
+  EXPECT_EQ(auth::forbiddenError(u, resourceRequest("get", "", "pods", "ns", "x"), "").message,
+            "pods \"x\" is forbidden: User \"u\" cannot get resource \"pods\" in API group \"\" in the "
+            "namespace \"ns\"");
+  EXPECT_EQ(
+      auth::forbiddenError(u, resourceRequest("list", "", "nodes"), "").message,
+      "nodes is forbidden: User \"u\" cannot list resource \"nodes\" in API group \"\" at the cluster scope");
+  auto e =
+      auth::forbiddenError(u, resourceRequest("patch", "apps", "deployments", "ns", "d", "scale"), "why");
+  EXPECT_EQ(
+      e.message,
+      "deployments.apps \"d\" is forbidden: User \"u\" cannot patch resource \"deployments/scale\" in API "
+      "group \"apps\" in the namespace \"ns\": why");
+  EXPECT_EQ(e.code, 403);
+  EXPECT_EQ(e.reason, "Forbidden");
+  EXPECT_EQ(e.kind, "deployments");
+  EXPECT_EQ(auth::forbiddenError(u, pathRequest("get", "/foo<x>"), "").message,
+            "forbidden: User \"u\" cannot get path \"/foo&lt;x&gt;\"");
+}
+
+namespace {
+
+class FakeGraph final : public auth::NodeGraph {
+ public:
+  bool podOnNode(const std::string& node, const std::string&, const std::string& pod) const override {
+    return node == "n1" && pod == "mine";
+  }
+  bool usedByPodOnNode(const std::string& node, const std::string& resource, const std::string&,
+                       const std::string& name) const override {
+    return node == "n1" && resource == "secrets" && name == "used";
+  }
+};
+
+}  // namespace
+
+TEST(NodeAuthorizer, OwnObjectsOnly) {
+  auth::NodeAuthorizer na(std::make_shared<FakeGraph>());
+  auth::UserInfo n1 = user("system:node:n1", {"system:nodes"});
+  EXPECT_TRUE(na.authorize(n1, resourceRequest("get", "", "secrets", "ns", "used")).allowed());
+  auto d = na.authorize(n1, resourceRequest("get", "", "secrets", "ns", "other"));
+  EXPECT_FALSE(d.allowed());
+  EXPECT_EQ(d.reason, "no relationship found between node 'n1' and this object");
+  EXPECT_EQ(na.authorize(n1, resourceRequest("list", "", "secrets", "ns")).reason, "No Object name found");
+  EXPECT_TRUE(na.authorize(n1, resourceRequest("get", "", "pods", "ns", "mine")).allowed());
+  EXPECT_FALSE(na.authorize(n1, resourceRequest("get", "", "pods", "ns", "theirs")).allowed());
+  auto list = resourceRequest("watch", "", "pods");
+  list.field_selector = "spec.nodeName=n1";
+  EXPECT_TRUE(na.authorize(n1, list).allowed());
+  list.field_selector = "spec.nodeName=n2";
+  EXPECT_FALSE(na.authorize(n1, list).allowed());
+  EXPECT_TRUE(na.authorize(n1, resourceRequest("get", "", "nodes", "", "n1")).allowed());
+  EXPECT_EQ(na.authorize(n1, resourceRequest("get", "", "nodes", "", "n2")).reason,
+            "node 'n1' cannot read 'n2', only its own Node object");
+  EXPECT_TRUE(
+      na.authorize(n1, resourceRequest("update", "coordination.k8s.io", "leases", "kube-node-lease", "n1"))
+          .allowed());
+  EXPECT_FALSE(
+      na.authorize(n1, resourceRequest("update", "coordination.k8s.io", "leases", "kube-node-lease", "n2"))
+          .allowed());
+  EXPECT_TRUE(
+      na.authorize(n1, resourceRequest("create", "", "events", "ns")).allowed());  // system:node rules
+  EXPECT_FALSE(na.authorize(n1, resourceRequest("create", "", "secrets", "ns")).allowed());
+  // Not a node: no opinion at all.
+  auto other = na.authorize(user("system:node:n1"), resourceRequest("get", "", "secrets", "ns", "used"));
+  EXPECT_EQ(other.kind, auth::Decision::Kind::NoOpinion);
+  EXPECT_EQ(other.reason, "");
+}
+
+TEST(AccessReview, AnswersFromTheAuthorizer) {
+  auto rbac = rbacWith({});
+  auth::UnionAuthorizer chain({rbac});
+  json::Document review;
+  review.Parse(R"({"spec":{"resourceAttributes":{"verb":"create","resource":"pods","subresource":"binding",
+                  "namespace":"ns"}}})");
+  auto out = auth::answerAccessReview(review, user("system:kube-scheduler"), &chain, true);
+  ASSERT_TRUE(out.ok());
+  json::Document answer;
+  answer.Parse(out->data(), out->size());
+  EXPECT_TRUE(json::getBool(*json::find(answer, "status"), "allowed"));
+  EXPECT_EQ(json::getStringPath(answer, {"status", "reason"}),
+            "RBAC: allowed by ClusterRoleBinding \"system:kube-scheduler\" of ClusterRole "
+            "\"system:kube-scheduler\" "
+            "to User \"system:kube-scheduler\"");
+  json::Document sar;
+  sar.Parse(R"({"spec":{"user":"nobody","nonResourceAttributes":{"path":"/healthz","verb":"get"}}})");
+  out = auth::answerAccessReview(sar, user("admin", {"system:masters"}), &chain, false);
+  ASSERT_TRUE(out.ok());
+  answer.Parse(out->data(), out->size());
+  EXPECT_FALSE(json::getBool(*json::find(answer, "status"), "allowed", true));  // nobody is not authenticated
+  json::Document bad;
+  bad.Parse(R"({"spec":{"resourceAttributes":{"verb":"get"}}})");
+  EXPECT_EQ(auth::answerAccessReview(bad, user("x"), &chain, false).error().code, 422);
 }
