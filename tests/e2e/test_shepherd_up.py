@@ -58,7 +58,11 @@ def test_shepherd_up_runs_a_real_pod_and_stops_cleanly():
             assert os.path.exists(kubeconfig), "no kubeconfig within 90 s"
             assert os.stat(kubeconfig).st_mode & 0o077 == 0, "kubeconfig must not be readable by others"
             assert "namespace/kube-system" in kubectl("get", "namespaces", "-o", "name").stdout.split()
-            # The node registers and becomes Ready.
+            # The node registers (kubectl wait fails at once on a node that does not
+            # exist yet) and becomes Ready.
+            deadline = time.time() + 60
+            while kubectl("get", "node", "up-node", check=False).returncode != 0 and time.time() < deadline:
+                time.sleep(0.2)
             kubectl("wait", "--for=condition=Ready", "node/up-node", "--timeout=60s")
             # The controller manager gives every namespace its ServiceAccount and CA bundle.
             kubectl("create", "namespace", "up-demo")
