@@ -17,15 +17,25 @@ using namespace shepherd::client;
 
 namespace {
 
-ClientConfig configFor(int port) {
+// The admin's TLS configuration for a server of ServerProcess (its PKI in `pki`).
+ClientConfig tlsConfig(const std::string& pki) {
   ClientConfig c;
-  c.servers = {"http://127.0.0.1:" + std::to_string(port)};
+  c.ca_file = pki + "/ca.crt";
+  c.cert_file = pki + "/admin.crt";
+  c.key_file = pki + "/admin.key";
   c.timeout_ms = 5000;
   return c;
 }
 
+ClientConfig configFor(const std::string& pki, int port) {
+  ClientConfig c = tlsConfig(pki);
+  c.servers = {"https://127.0.0.1:" + std::to_string(port)};
+  return c;
+}
+
 std::string configMap(const std::string& name, const std::string& value) {
-  return R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name + R"("},"data":{"v":")" + value + R"("}})";
+  return R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name + R"("},"data":{"v":")" +
+         value + R"("}})";
 }
 
 template <class F>
@@ -44,7 +54,7 @@ TEST(RestClient, CrudAndTypedErrors) {
   testutil::TempDir dir;
   testutil::ServerProcess server(dir.path(), 0);
   ASSERT_GT(server.port(), 0);
-  RestClient c(configFor(server.port()));
+  RestClient c(configFor(server.pkiDir(), server.port()));
   std::string path = resourcePath("", "v1", "configmaps", "default");
   auto created = c.post(path, configMap("a", "1"));
   ASSERT_TRUE(created.ok()) << created.error().message;
@@ -75,8 +85,8 @@ TEST(RestClient, CrudAndTypedErrors) {
 TEST(RestClient, FailsOverToTheNextServer) {
   testutil::TempDir dir;
   testutil::ServerProcess server(dir.path(), 0);
-  ClientConfig cfg;
-  cfg.servers = {"http://127.0.0.1:1", server.url()};  // the first refuses connections
+  ClientConfig cfg = tlsConfig(server.pkiDir());
+  cfg.servers = {"https://127.0.0.1:1", server.url()};  // the first refuses connections
   RestClient c(cfg);
   auto r = c.get("/api/v1/namespaces/default");
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -89,7 +99,7 @@ TEST(Informer, FollowsChangesAndSurvivesServerRestartAndExpiry) {
   auto server = std::make_unique<testutil::ServerProcess>(dir.path(), 0);
   int port = server->port();
   ASSERT_GT(port, 0);
-  RestClient c(configFor(port));
+  RestClient c(configFor(server->pkiDir(), port));
   std::string path = resourcePath("", "v1", "configmaps", "default");
   ASSERT_TRUE(c.post(path, configMap("before", "1")).ok());
 
@@ -110,7 +120,9 @@ TEST(Informer, FollowsChangesAndSurvivesServerRestartAndExpiry) {
     log.push_back("delete " + objectKey(*o));
   };
   inf.addHandlers(h);
-  inf.addIndex("v", [](const json::Value& o) { return std::vector<std::string>{std::string(json::getStringPath(o, {"data", "v"}))}; });
+  inf.addIndex("v", [](const json::Value& o) {
+    return std::vector<std::string>{std::string(json::getStringPath(o, {"data", "v"}))};
+  });
   inf.start();
   ASSERT_TRUE(inf.waitForSync(10000));
   EXPECT_TRUE(inf.get("default/before"));
@@ -137,7 +149,7 @@ TEST(Informer, FollowsChangesAndSurvivesServerRestartAndExpiry) {
   server->stop(SIGKILL);
   {
     testutil::ServerProcess other(dir.path(), 0);
-    RestClient oc(configFor(other.port()));
+    RestClient oc(configFor(other.pkiDir(), other.port()));
     for (int i = 0; i < 5; ++i) ASSERT_TRUE(oc.post(path, configMap("missed" + std::to_string(i), "m")).ok());
     ASSERT_TRUE(oc.del(path + "/before").ok());
   }
@@ -205,7 +217,7 @@ TEST(WorkQueue, BacksOffPerKeyWithACapAndDrainsOnShutdown) {
 TEST(LeaderElection, OneLeaderAtATimeAndHandOverOnRelease) {
   testutil::TempDir dir;
   testutil::ServerProcess server(dir.path(), 0);
-  RestClient c(configFor(server.port()));
+  RestClient c(configFor(server.pkiDir(), server.port()));
   std::atomic<int> leading{0}, maxLeading{0};
   auto cfgFor = [&](const std::string& id) {
     LeaderElectionConfig cfg;

@@ -30,10 +30,10 @@ class ServerProcess {
       std::string pf = "--port-file=" + portFile;
       if (extra.empty())
         execl(SHEPHERD_APISERVER_PATH, SHEPHERD_APISERVER_PATH, d.c_str(), p.c_str(), pf.c_str(),
-              "--plain-http", "--authorization-mode=AlwaysAllow", static_cast<char*>(nullptr));
+              static_cast<char*>(nullptr));
       else
         execl(SHEPHERD_APISERVER_PATH, SHEPHERD_APISERVER_PATH, d.c_str(), p.c_str(), pf.c_str(),
-              "--plain-http", "--authorization-mode=AlwaysAllow", extra.c_str(), static_cast<char*>(nullptr));
+              extra.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     for (int i = 0; i < 400 && port_ == 0; ++i) {
@@ -44,7 +44,10 @@ class ServerProcess {
   }
   ~ServerProcess() { stop(SIGTERM); }
   int port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // HTTPS with the PKI the server generates in DATA/pki (the same for every server on
+  // one data dir); clients act as its admin.
+  std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
+  std::string pkiDir() const { return dir_ + "/data/pki"; }
   void stop(int sig) {
     if (pid_ <= 0) return;
     kill(pid_, sig);
