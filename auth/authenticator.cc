@@ -29,11 +29,7 @@ std::string bearerToken(const http::Request& req) {
 }  // namespace
 
 ApiError unauthorized() {
-  ApiError e;
-  e.code = 401;
-  e.reason = "Unauthorized";
-  e.message = "Unauthorized";
-  return e;
+  return ApiError::make(401, "Unauthorized", "Unauthorized");
 }
 
 Result<std::unique_ptr<Authenticator>> Authenticator::create(const AuthenticatorOptions& opts) {

@@ -38,20 +38,8 @@ ApiError forbiddenError(const UserInfo& user, const RequestInfo& r, const std::s
     else
       safe += c;
   }
-  ApiError e;
-  e.code = 403;
-  e.reason = "Forbidden";
-  if (!r.resource_request || r.resource.empty()) {
-    e.message = "forbidden: " + safe;
-    return e;
-  }
-  std::string qualified = r.resource + (r.api_group.empty() ? "" : "." + r.api_group);
-  e.message = r.name.empty() ? qualified + " is forbidden: " + safe
-                             : qualified + " \"" + r.name + "\" is forbidden: " + safe;
-  e.name = r.name;
-  e.group = r.api_group;
-  e.kind = r.resource;
-  return e;
+  if (!r.resource_request) return ApiError::forbidden("", "", "", safe);
+  return ApiError::forbidden(r.api_group, r.resource, r.name, safe);
 }
 
 }  // namespace shepherd::auth

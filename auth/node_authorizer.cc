@@ -21,19 +21,6 @@ bool oneOf(const std::string& v, std::initializer_list<const char*> set) {
   return std::any_of(set.begin(), set.end(), [&](const char* s) { return v == s; });
 }
 
-// A list/watch field selector requiring spec.nodeName=<node>.
-bool selectsNode(const std::string& selector, const std::string& node) {
-  size_t start = 0;
-  while (start <= selector.size()) {
-    size_t comma = selector.find(',', start);
-    if (comma == std::string::npos) comma = selector.size();
-    std::string term = selector.substr(start, comma - start);
-    if (term == "spec.nodeName=" + node || term == "spec.nodeName==" + node) return true;
-    start = comma + 1;
-  }
-  return false;
-}
-
 Decision staticRules(const RequestInfo& r) {
   for (auto& rule : nodeRules())
     if (ruleAllows(rule, r)) return allow();
@@ -88,7 +75,7 @@ Decision NodeAuthorizer::authorize(const UserInfo& user, const RequestInfo& r) c
     if (r.subresource.empty() && r.verb == "get")
       return graph_->podOnNode(node, r.namespace_, r.name) ? allow() : noOpinion(unrelated);
     if (r.subresource.empty() && (r.verb == "list" || r.verb == "watch")) {
-      if (selectsNode(r.field_selector, node)) return allow();
+      if (fieldSelectorRequires(r.field_selector, "spec.nodeName") == node) return allow();
       if (!r.name.empty() && graph_->podOnNode(node, r.namespace_, r.name)) return allow();
       return noOpinion("can only list/watch pods with spec.nodeName field selector");
     }

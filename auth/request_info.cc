@@ -6,73 +6,57 @@
 
 namespace shepherd::auth {
 
-namespace {
-
-std::vector<std::string> splitPath(const std::string& path) {
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i < path.size()) {
-    while (i < path.size() && path[i] == '/') ++i;
-    size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    if (j > i) parts.push_back(path.substr(i, j - i));
-    i = j;
-  }
-  return parts;
-}
-
-// The value a field selector requires metadata.name to equal exactly ("" if none).
-std::string exactName(std::string_view selector) {
+std::optional<std::string> fieldSelectorRequires(std::string_view selector, std::string_view field) {
   size_t start = 0;
   while (start <= selector.size()) {
     size_t comma = selector.find(',', start);
     if (comma == std::string_view::npos) comma = selector.size();
     std::string_view term = selector.substr(start, comma - start);
-    for (std::string_view op : {"==", "="}) {
-      std::string key = "metadata.name" + std::string(op);
-      if (term.substr(0, key.size()) == key) {
-        std::string_view v = term.substr(key.size());
-        if (!v.empty() && v.find('/') == std::string_view::npos && v != "." && v != "..")
-          return std::string(v);
-        return "";
-      }
-    }
     start = comma + 1;
+    if (term.substr(0, field.size()) != field) continue;
+    term.remove_prefix(field.size());
+    if (term.substr(0, 2) == "==") return std::string(term.substr(2));
+    if (term.substr(0, 1) == "=") return std::string(term.substr(1));
   }
-  return "";
+  return std::nullopt;
 }
 
-}  // namespace
-
 RequestInfo requestInfo(const http::Request& req) {
+  return requestInfo(req, http::pathSegments(req.path));
+}
+
+RequestInfo requestInfo(const http::Request& req, const std::vector<std::string>& segments) {
   RequestInfo info;
   info.path = req.path;
   info.verb = req.method;
   std::transform(info.verb.begin(), info.verb.end(), info.verb.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  std::vector<std::string> parts = splitPath(req.path);
-  if (parts.empty() || (parts[0] != "api" && parts[0] != "apis")) return info;
-  info.api_prefix = parts[0];
-  parts.erase(parts.begin());
+  // The segments not consumed yet: parts(0) is the next one.
+  size_t at = 0;
+  auto left = [&] { return segments.size() - at; };
+  auto part = [&](size_t k) -> const std::string& { return segments[at + k]; };
+  if (!left() || (part(0) != "api" && part(0) != "apis")) return info;
+  info.api_prefix = part(0);
+  ++at;
   if (info.api_prefix == "apis") {
-    if (parts.size() < 2) return info;  // /apis, /apis/<group>: discovery
-    info.api_group = parts[0];
-    parts.erase(parts.begin());
+    if (left() < 2) return info;  // /apis, /apis/<group>: discovery
+    info.api_group = part(0);
+    ++at;
   }
-  if (parts.empty()) return info;  // /api
-  info.api_version = parts[0];
-  parts.erase(parts.begin());
-  if (parts.empty()) return info;  // /api/v1: discovery
+  if (!left()) return info;  // /api
+  info.api_version = part(0);
+  ++at;
+  if (!left()) return info;  // /api/v1: discovery
   info.resource_request = true;
-  if (parts[0] == "watch" || parts[0] == "proxy") {
-    if (parts.size() < 2) {  // nothing after "watch" or "proxy"
+  if (part(0) == "watch" || part(0) == "proxy") {
+    if (left() < 2) {  // nothing after "watch" or "proxy"
       RequestInfo non_resource;
       non_resource.path = req.path;
       non_resource.verb = info.verb;
       return non_resource;
     }
-    info.verb = parts[0];
-    parts.erase(parts.begin());
+    info.verb = part(0);
+    ++at;
   } else if (req.method == "POST") {
     info.verb = "create";
   } else if (req.method == "GET" || req.method == "HEAD") {
@@ -86,21 +70,25 @@ RequestInfo requestInfo(const http::Request& req) {
   } else {
     info.verb = "";
   }
-  if (parts[0] == "namespaces" && parts.size() > 1) {
-    info.namespace_ = parts[1];
+  if (part(0) == "namespaces" && left() > 1) {
+    info.namespace_ = part(1);
     // namespaces/{name}/status and /finalize are the namespace's own subresources.
-    if (parts.size() > 2 && parts[2] != "status" && parts[2] != "finalize")
-      parts.erase(parts.begin(), parts.begin() + 2);
+    if (left() > 2 && part(2) != "status" && part(2) != "finalize") at += 2;
   }
-  if (parts.size() >= 3) info.subresource = parts[2];
-  if (parts.size() >= 2) info.name = parts[1];
-  info.resource = parts[0];
-  if (parts.size() == 1 && info.verb == "get") info.verb = req.queryBool("watch") ? "watch" : "list";
-  if (parts.size() == 1 && info.verb == "delete") info.verb = "deletecollection";
+  if (left() >= 3) info.subresource = part(2);
+  if (left() >= 2) info.name = part(1);
+  info.resource = part(0);
+  if (left() == 1 && info.verb == "get") info.verb = req.queryBool("watch") ? "watch" : "list";
+  if (left() == 1 && info.verb == "delete") info.verb = "deletecollection";
   if (info.verb == "list" || info.verb == "watch" || info.verb == "deletecollection")
     info.field_selector = std::string(req.queryValue("fieldSelector"));
+  // A list or watch of one name (metadata.name=X) is authorized as that name, when X is a
+  // valid path segment.
   if ((info.verb == "list" || info.verb == "watch") && info.name.empty())
-    info.name = exactName(req.queryValue("fieldSelector"));
+    if (auto name = fieldSelectorRequires(info.field_selector, "metadata.name");
+        name && !name->empty() && name->find_first_of("/%") == std::string::npos && *name != "." &&
+        *name != "..")
+      info.name = *name;
   return info;
 }
 

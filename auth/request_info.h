@@ -3,7 +3,10 @@
 // version, namespace, resource, subresource, name) or a non-resource one (path, verb).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "handlers/http/message.h"
 
@@ -19,5 +22,10 @@ struct RequestInfo {
 };
 
 RequestInfo requestInfo(const http::Request& req);
+
+// The value a field selector requires `field` to equal ("field=v" or "field==v"), if any.
+std::optional<std::string> fieldSelectorRequires(std::string_view selector, std::string_view field);
+// The same, given the path already split by http::pathSegments.
+RequestInfo requestInfo(const http::Request& req, const std::vector<std::string>& segments);
 
 }  // namespace shepherd::auth

@@ -69,8 +69,11 @@ ApiError ApiError::methodNotSupported(std::string group, std::string resource,
 
 ApiError ApiError::forbidden(std::string group, std::string resource, std::string name,
                              std::string why) {
-  ApiError e = make(403, "Forbidden",
-                    qualifiedResource(group, resource) + " \"" + name + "\" is forbidden: " + why);
+  // As upstream's NewForbidden: the name and the resource are left out when empty.
+  std::string what = resource.empty() ? "forbidden: "
+                     : name.empty()   ? qualifiedResource(group, resource) + " is forbidden: "
+                                      : qualifiedResource(group, resource) + " \"" + name + "\" is forbidden: ";
+  ApiError e = make(403, "Forbidden", what + why);
   e.group = std::move(group);
   e.kind = std::move(resource);
   e.name = std::move(name);

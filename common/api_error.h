@@ -37,6 +37,7 @@ struct ApiError {
   static ApiError invalid(std::string group, std::string kind, std::string name,
                           std::vector<StatusCause> causes);
   static ApiError methodNotSupported(std::string group, std::string resource, std::string verb);
+  // "<resource[.group]> ["<name>"] is forbidden: <why>" ("forbidden: <why>" without a resource).
   static ApiError forbidden(std::string group, std::string resource, std::string name,
                             std::string why);
   static ApiError internal(std::string msg) { return make(500, "InternalError", std::move(msg)); }

@@ -9,19 +9,6 @@ namespace shepherd::handlers {
 
 namespace {
 
-std::vector<std::string> splitPath(const std::string& path) {
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i < path.size()) {
-    while (i < path.size() && path[i] == '/') ++i;
-    size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    if (j > i) parts.push_back(path.substr(i, j - i));
-    i = j;
-  }
-  return parts;
-}
-
 http::Response jsonResponse(std::string body, int code = 200) {
   http::Response r;
   r.status = code;
@@ -57,13 +44,13 @@ void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> res
     if (!user) return resp->send(errorResponse(user.error()));
     req.user = std::move(*user);
   }
+  std::vector<std::string> p = http::pathSegments(req.path);
   if (opts_.authorizer) {
-    auth::RequestInfo info = auth::requestInfo(req);
+    auth::RequestInfo info = auth::requestInfo(req, p);
     auth::Decision d = opts_.authorizer->authorize(req.user, info);
     if (!d.allowed()) return resp->send(errorResponse(auth::forbiddenError(req.user, info, d.reason)));
     if (auto st = admitNodeRequest(req, info, registry_); !st) return resp->send(errorResponse(st.error()));
   }
-  std::vector<std::string> p = splitPath(req.path);
   const auto& catalog = apis::Catalog::instance();
   bool read = req.method == "GET" || req.method == "HEAD";
   if (p.empty()) {

@@ -6,17 +6,9 @@ namespace shepherd::handlers {
 
 namespace {
 
-// 403 as admission.NewForbidden words it: <resource[.group]> "<name>" is forbidden: <why>.
+// 403 as admission.NewForbidden words it (a missing name reads "Unknown").
 ApiError forbidden(const auth::RequestInfo& info, const std::string& name, const std::string& why) {
-  ApiError e;
-  e.code = 403;
-  e.reason = "Forbidden";
-  std::string qualified = info.resource + (info.api_group.empty() ? "" : "." + info.api_group);
-  e.message = qualified + " \"" + (name.empty() ? "Unknown" : name) + "\" is forbidden: " + why;
-  e.name = name;
-  e.group = info.api_group;
-  e.kind = info.resource;
-  return e;
+  return ApiError::forbidden(info.api_group, info.resource, name.empty() ? "Unknown" : name, why);
 }
 
 json::Document parseBody(const http::Request& req) {

@@ -32,26 +32,10 @@ json::Value endpointSubsets(const json::Value& service, const std::vector<client
     json::setString(addr, "ip", ip, aa);
     if (std::string_view node = json::getStringPath(pod, {"spec", "nodeName"}); !node.empty())
       json::setString(addr, "nodeName", node, aa);
-    json::Value& ref = json::ensureObject(addr, "targetRef", aa);
-    json::setString(ref, "kind", "Pod", aa);
-    json::setString(ref, "namespace", namespaceOf(pod), aa);
-    json::setString(ref, "name", json::getStringPath(pod, {"metadata", "name"}), aa);
-    json::setString(ref, "uid", json::getStringPath(pod, {"metadata", "uid"}), aa);
+    json::set(addr, "targetRef", podReference(pod, aa), aa);
     json::Document ports;
-    ports.SetArray();
-    if (svcPorts && svcPorts->IsArray())
-      for (auto& sp : svcPorts->GetArray()) {
-        auto port = resolveTargetPort(sp, pod);
-        if (!port) continue;
-        json::Value ep(rapidjson::kObjectType);
-        if (std::string_view n = json::getString(sp, "name"); !n.empty())
-          json::setString(ep, "name", n, ports.GetAllocator());
-        json::set(ep, "port", json::Value(*port), ports.GetAllocator());
-        json::setString(ep, "protocol", json::getString(sp, "protocol", "TCP"), ports.GetAllocator());
-        if (std::string_view ap = json::getString(sp, "appProtocol"); !ap.empty())
-          json::setString(ep, "appProtocol", ap, ports.GetAllocator());
-        ports.PushBack(std::move(ep), ports.GetAllocator());
-      }
+    json::Value resolved = endpointPorts(service, pod, false, ports.GetAllocator());
+    static_cast<json::Value&>(ports).Swap(resolved);
     // No resolvable port: only a headless Service without ports lists the pod.
     if (ports.Empty() && !(headless && (!svcPorts || !svcPorts->IsArray() || svcPorts->Empty()))) continue;
     std::string key = json::serialize(ports);

@@ -27,6 +27,35 @@ std::optional<int64_t> resolveTargetPort(const json::Value& service_port, const 
   return std::nullopt;
 }
 
+json::Value podReference(const json::Value& pod, json::Allocator& a) {
+  json::Value ref(rapidjson::kObjectType);
+  json::setString(ref, "kind", "Pod", a);
+  json::setString(ref, "namespace", json::getStringPath(pod, {"metadata", "namespace"}), a);
+  json::setString(ref, "name", json::getStringPath(pod, {"metadata", "name"}), a);
+  json::setString(ref, "uid", json::getStringPath(pod, {"metadata", "uid"}), a);
+  return ref;
+}
+
+json::Value endpointPorts(const json::Value& service, const json::Value& pod, bool always_name,
+                          json::Allocator& a) {
+  json::Value out(rapidjson::kArrayType);
+  const json::Value* ports = json::findPath(service, {"spec", "ports"});
+  if (!ports || !ports->IsArray()) return out;
+  for (auto& sp : ports->GetArray()) {
+    auto port = resolveTargetPort(sp, pod);
+    if (!port) continue;
+    json::Value p(rapidjson::kObjectType);
+    if (std::string_view n = json::getString(sp, "name"); always_name || !n.empty())
+      json::setString(p, "name", n, a);
+    json::set(p, "port", json::Value(*port), a);
+    json::setString(p, "protocol", json::getString(sp, "protocol", "TCP"), a);
+    if (std::string_view ap = json::getString(sp, "appProtocol"); !ap.empty())
+      json::setString(p, "appProtocol", ap, a);
+    out.PushBack(std::move(p), a);
+  }
+  return out;
+}
+
 std::vector<std::string> servicesSelecting(const client::Informer& services, const json::Value* old_pod,
                                            const json::Value& pod) {
   std::vector<std::string> keys;

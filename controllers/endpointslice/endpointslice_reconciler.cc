@@ -5,6 +5,7 @@
 #include <set>
 
 #include "controllers/endpoint/service_pods.h"
+#include "controllers/manager/controller_ref.h"
 #include "controllers/manager/object_meta.h"
 #include "controllers/replicaset/pod_state.h"
 
@@ -69,27 +70,12 @@ bool podEndpoint(const json::Value& service, const json::Value& pod, Group& out_
     json::setString(ep, "hostname", hostname, a);
   if (std::string_view node = json::getStringPath(pod, {"spec", "nodeName"}); !node.empty())
     json::setString(ep, "nodeName", node, a);
-  json::Value& ref = json::ensureObject(ep, "targetRef", a);
-  json::setString(ref, "kind", "Pod", a);
-  json::setString(ref, "namespace", namespaceOf(pod), a);
-  json::setString(ref, "name", nameOf(pod), a);
-  json::setString(ref, "uid", uidOf(pod), a);
+  json::set(ep, "targetRef", podReference(pod, a), a);
 
   out_group_shape.address_type = ip.find(':') == std::string::npos ? "IPv4" : "IPv6";
-  auto& pa = out_group_shape.ports.GetAllocator();
-  out_group_shape.ports.SetArray();
-  if (const json::Value* sps = spec ? json::find(*spec, "ports") : nullptr; sps && sps->IsArray())
-    for (auto& sp : sps->GetArray()) {
-      auto port = resolveTargetPort(sp, pod);
-      if (!port) continue;  // a named port this pod lacks: the others still count
-      json::Value p(rapidjson::kObjectType);
-      json::setString(p, "name", json::getString(sp, "name"), pa);
-      json::set(p, "port", json::Value(*port), pa);
-      json::setString(p, "protocol", json::getString(sp, "protocol", "TCP"), pa);
-      if (std::string_view ap = json::getString(sp, "appProtocol"); !ap.empty())
-        json::setString(p, "appProtocol", ap, pa);
-      out_group_shape.ports.PushBack(std::move(p), pa);
-    }
+  // A named port this pod lacks is left out; the others still count.
+  json::Value ports = endpointPorts(service, pod, true, out_group_shape.ports.GetAllocator());
+  static_cast<json::Value&>(out_group_shape.ports).Swap(ports);
   return true;
 }
 
@@ -107,17 +93,6 @@ json::Value sliceLabels(const json::Value& service, json::Allocator& a) {
   if (json::getStringPath(service, {"spec", "clusterIP"}) == "None")
     json::setString(labels, "service.kubernetes.io/headless", "", a);
   return labels;
-}
-
-json::Value ownerRef(const json::Value& service, json::Allocator& a) {
-  json::Value ref(rapidjson::kObjectType);
-  json::setString(ref, "apiVersion", "v1", a);
-  json::setString(ref, "kind", "Service", a);
-  json::setString(ref, "name", nameOf(service), a);
-  json::setString(ref, "uid", uidOf(service), a);
-  json::set(ref, "controller", json::Value(true), a);
-  json::set(ref, "blockOwnerDeletion", json::Value(true), a);
-  return ref;
 }
 
 // A slice body: metadata (new: generateName; existing: name and resourceVersion), type,
@@ -146,7 +121,7 @@ json::Document sliceObject(const json::Value& service, const json::Value* existi
   json::setString(md, "namespace", namespaceOf(service), a);
   json::set(md, "labels", sliceLabels(service, a), a);
   json::Value refs(rapidjson::kArrayType);
-  refs.PushBack(ownerRef(service, a), a);
+  refs.PushBack(controllerReference(Owner{&service, "v1", "Service", ""}, a), a);
   json::set(md, "ownerReferences", std::move(refs), a);
   json::setString(d, "addressType", address_type, a);
   json::Value eps(rapidjson::kArrayType);

@@ -4,6 +4,19 @@
 
 namespace shepherd::http {
 
+std::vector<std::string> pathSegments(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    while (i < path.size() && path[i] == '/') ++i;
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (j > i) parts.emplace_back(path.substr(i, j - i));
+    i = j;
+  }
+  return parts;
+}
+
 std::string_view Request::header(std::string_view lower_name) const {
   for (const auto& [k, v] : headers)
     if (k == lower_name) return v;

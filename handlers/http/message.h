@@ -88,5 +88,7 @@ class Responder {
 };
 
 std::string percentDecode(std::string_view s, bool plus_is_space);
+// The non-empty segments of a path: "/api//v1/" -> {"api", "v1"}.
+std::vector<std::string> pathSegments(std::string_view path);
 
 }  // namespace shepherd::http
