@@ -472,13 +472,18 @@ def test_restart_adopts_running_containers_and_collects_orphans(server, node, ns
     assert cstatus(keep)["containerID"] == cstatus(before["keep"])["containerID"]
     assert cstatus(keep)["restartCount"] == 0 and running(keep)
     assert "adopted sandbox" in node.log_tail(20000)
-    # The force-deleted pod's sandbox is an orphan: removed within the first sweep.
+    # The force-deleted pod's sandbox is an orphan: the first sweep removes its container,
+    # then its sandbox, then its pod cgroups (in that order, so wait for all of them).
     orphan_cid = cstatus(before["orphan"])["containerID"][len("containerd://"):]
+    orphan_uid = before["orphan"]["metadata"]["uid"]
     deadline = time.monotonic() + 45
-    while orphan_cid in node.ctr("containers", "ls", "-q")[1].split():
-        assert time.monotonic() < deadline, "orphaned container not removed"
+    while True:
+        left_containers = orphan_cid in node.ctr("containers", "ls", "-q")[1].split()
+        left_cgroups = node.pod_cgroups(orphan_uid)
+        if not left_containers and not left_cgroups:
+            break
+        assert time.monotonic() < deadline, ("orphan not collected", left_containers, left_cgroups)
         time.sleep(0.5)
-    assert node.pod_cgroups(before["orphan"]["metadata"]["uid"]) == []
     delete_pod(server, ns, "keep", wait=False)
 
 
