@@ -39,7 +39,7 @@ Catalog::Catalog() {
       {"", "v1", "Event", "events", "event", {"ev"}, false, true, {}, false, false, "/registry/events/", core + "Event", coreEventStrategy()},
       {"", "v1", "ConfigMap", "configmaps", "configmap", {"cm"}, false, true, {}, false, false, "/registry/configmaps/", core + "ConfigMap", configMapStrategy()},
       {"", "v1", "Secret", "secrets", "secret", {}, false, true, {}, false, false, "/registry/secrets/", core + "Secret", secretStrategy()},
-      {"", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", {"sa"}, false, true, {}, false, false, "/registry/serviceaccounts/", core + "ServiceAccount", serviceAccountStrategy()},
+      {"", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", {"sa"}, false, true, {"token"}, false, false, "/registry/serviceaccounts/", core + "ServiceAccount", serviceAccountStrategy()},
       {"", "v1", "PodTemplate", "podtemplates", "podtemplate", {}, false, true, {}, false, false, "/registry/podtemplates/", core + "PodTemplate", podTemplateStrategy()},
       {"", "v1", "Service", "services", "service", {"svc"}, true, true, {"status"}, false, true, "/registry/services/specs/", core + "Service", serviceStrategy()},
       {"", "v1", "Endpoints", "endpoints", "endpoints", {"ep"}, false, true, {}, false, false, "/registry/services/endpoints/", core + "Endpoints", endpointsStrategy()},

@@ -50,6 +50,13 @@ Decision NodeAuthorizer::authorize(const UserInfo& user, const RequestInfo& r) c
     if (r.name.empty()) return noOpinion("No Object name found");
     return graph_->usedByPodOnNode(node, r.resource, r.namespace_, r.name) ? allow() : noOpinion(unrelated);
   }
+  // Tokens only for the ServiceAccounts of the node's own pods (NodeRestriction then
+  // requires the token to be bound to such a pod).
+  if (r.api_group.empty() && r.resource == "serviceaccounts") {
+    if (r.subresource != "token" || r.verb != "create") return noOpinion("can only create tokens for individual service accounts");
+    if (r.name.empty()) return noOpinion("No Object name found");
+    return graph_->usedByPodOnNode(node, r.resource, r.namespace_, r.name) ? allow() : noOpinion(unrelated);
+  }
   if (r.api_group == "coordination.k8s.io" && r.resource == "leases") {
     if (!oneOf(r.verb, {"get", "create", "update", "patch", "delete"}))
       return noOpinion("can only get, create, update, patch, or delete a node lease");

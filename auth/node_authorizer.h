@@ -19,7 +19,7 @@ class NodeGraph {
  public:
   virtual ~NodeGraph() = default;
   virtual bool podOnNode(const std::string& node, const std::string& ns, const std::string& pod) const = 0;
-  // Whether a pod bound to `node` uses the secret or configmap (`resource`) ns/name.
+  // Whether a pod bound to `node` uses the secret, configmap or serviceaccount (`resource`) ns/name.
   virtual bool usedByPodOnNode(const std::string& node, const std::string& resource, const std::string& ns,
                                const std::string& name) const = 0;
 };

@@ -17,12 +17,16 @@
 #include "auth/authenticator.h"
 #include "auth/node_authorizer.h"
 #include "auth/rbac_authorizer.h"
+#include "auth/service_account_token.h"
+#include "common/clock.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "common/signals.h"
 #include "handlers/api_handler.h"
 #include "handlers/http/server.h"
+#include "pki/certificates.h"
 #include "pki/cluster_pki.h"
+#include "pki/jwt.h"
 #include "registry/node_graph.h"
 #include "registry/rbac_policy_source.h"
 #include "registry/registry.h"
@@ -129,6 +133,65 @@ class Maintenance {
   std::thread thread_;
 };
 
+std::vector<std::string> splitList(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > start) out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// The ServiceAccount token issuer and authenticator from the --service-account-* flags;
+// tokens are checked against the live ServiceAccounts, Pods and Secrets of the registry.
+Result<std::unique_ptr<auth::ServiceAccountTokens>> serviceAccountTokens(const Flags& flags,
+                                                                          const std::string& certDir,
+                                                                          registry::Registry& reg) {
+  auth::ServiceAccountTokenOptions o;
+  o.issuers = splitList(flags.get("service-account-issuer"));
+  if (o.issuers.empty()) return ApiError::badRequest("service-account-issuer is a required flag");
+  o.audiences = splitList(flags.get("api-audiences"));
+  auto max = parseDuration(flags.get("service-account-max-token-expiration"));
+  if (!max) return ApiError::badRequest("invalid --service-account-max-token-expiration");
+  o.max_expiration_seconds = max->count();
+  if (o.max_expiration_seconds != 0 && (o.max_expiration_seconds < 3600 || o.max_expiration_seconds > (1LL << 32)))
+    return ApiError::badRequest("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds");
+  o.extend_expiration = flags.getBool("service-account-extend-token-expiration");
+  std::string signingFile = flags.get("service-account-signing-key-file");
+  if (signingFile.empty()) signingFile = certDir + "/sa.key";
+  auto signingPem = pki::readFile(signingFile);
+  if (!signingPem) return ApiError::badRequest("cannot read the service account signing key " + signingFile);
+  auto signer = pki::JwtSigner::fromPem(*signingPem);
+  if (!signer) return ApiError::badRequest("failed to parse service-account-issuer-key-file: " + signer.error().message);
+  pki::JwtVerifier verifier;
+  std::vector<std::string> keyFiles = splitList(flags.get("service-account-key-file"));
+  if (keyFiles.empty()) keyFiles.push_back(signingFile);
+  for (const auto& f : keyFiles) {
+    auto pem = pki::readFile(f);
+    if (!pem) return ApiError::badRequest("cannot read --service-account-key-file " + f);
+    if (auto st = verifier.addKeys(*pem); !st) return ApiError::badRequest(f + ": " + st.error().message);
+  }
+  auth::ObjectLookup lookup = [&reg](std::string_view resource, const std::string& ns,
+                                     const std::string& name) -> std::optional<auth::LiveObject> {
+    registry::Store* store = reg.store("", "v1", std::string(resource));
+    if (!store) return std::nullopt;
+    auto obj = store->get(ns, name);
+    if (!obj) return std::nullopt;
+    json::Document d;
+    d.Parse(obj.value()->json.data(), obj.value()->json.size());
+    auth::LiveObject live;
+    live.uid = json::getStringPath(d, {"metadata", "uid"});
+    if (auto t = clock::parseRfc3339(json::getStringPath(d, {"metadata", "deletionTimestamp"})))
+      live.deletion_timestamp = std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch()).count();
+    return live;
+  };
+  return std::make_unique<auth::ServiceAccountTokens>(std::move(o), std::move(*signer), std::move(verifier),
+                                                      std::move(lookup));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -144,6 +207,19 @@ int main(int argc, char** argv) {
                "CA whose client certificates authenticate users (CN = user, O = groups); defaults to the "
                "generated CA when --tls-cert-file is unset.");
   flags.define("token-auth-file", "", "Static bearer tokens, lines of token,user,uid[,\"group1,group2\"].");
+  flags.define("service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+               "Issuers of ServiceAccount tokens, comma-separated: the first signs, all are accepted.");
+  flags.define("service-account-signing-key-file", "",
+               "Private key (PEM) that signs ServiceAccount tokens (default CERT-DIR/sa.key).");
+  flags.define("service-account-key-file", "",
+               "Public or private keys (PEM) that verify ServiceAccount tokens, comma-separated (default: the "
+               "signing key).");
+  flags.define("api-audiences", "", "Audiences of the API, comma-separated (default: the issuers).");
+  flags.define("service-account-max-token-expiration", "0s",
+               "Longest lifetime a TokenRequest may get (0: no limit; otherwise between 1h and 2^32 s).");
+  flags.define("service-account-extend-token-expiration", "true",
+               "Pod-bound tokens asked for 3607 s last a year, with a warnafter claim (upstream's safe transition).",
+               true);
   flags.define(
       "authorization-mode", "Node,RBAC",
       "Ordered authorizers: Node, RBAC, AlwaysAllow (members of system:masters may always do everything).");
@@ -225,18 +301,22 @@ int main(int argc, char** argv) {
   handlers::ApiHandlerOptions ho;
   http::ServerOptions hs;
   std::string certDir = flags.get("cert-dir").empty() ? dir + "/pki" : flags.get("cert-dir");
+  // Without a given serving certificate the generated PKI is used (it also holds the
+  // ServiceAccount signing key, so plain-HTTP servers make it too).
+  if (flags.get("tls-cert-file").empty()) {
+    pki::ClusterPkiOptions po;
+    po.dir = certDir;
+    if (bind != "127.0.0.1" && bind != "0.0.0.0" && bind != "::") po.extra_sans.push_back(bind);
+    if (!flags.get("advertise-address").empty()) po.extra_sans.push_back(flags.get("advertise-address"));
+    if (auto r = pki::ensureClusterPki(po); !r) {
+      std::fprintf(stderr, "shepherd-apiserver: %s\n", r.error().message.c_str());
+      return 1;
+    }
+  }
   if (!plain) {
     http::TlsOptions tls{flags.get("tls-cert-file"), flags.get("tls-private-key-file"),
                          flags.get("client-ca-file")};
     if (tls.cert_file.empty()) {
-      pki::ClusterPkiOptions po;
-      po.dir = certDir;
-      if (bind != "127.0.0.1" && bind != "0.0.0.0" && bind != "::") po.extra_sans.push_back(bind);
-      if (!flags.get("advertise-address").empty()) po.extra_sans.push_back(flags.get("advertise-address"));
-      if (auto r = pki::ensureClusterPki(po); !r) {
-        std::fprintf(stderr, "shepherd-apiserver: %s\n", r.error().message.c_str());
-        return 1;
-      }
       tls.cert_file = certDir + "/apiserver.crt";
       tls.key_file = certDir + "/apiserver.key";
       if (tls.client_ca_file.empty()) tls.client_ca_file = certDir + "/ca.crt";
@@ -254,6 +334,25 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "shepherd-apiserver: %s\n", authenticator.error().message.c_str());
     return 2;
   }
+  auto saTokens = serviceAccountTokens(flags, certDir, *reg.value());
+  if (!saTokens) {
+    std::fprintf(stderr, "shepherd-apiserver: %s\n", saTokens.error().message.c_str());
+    return 2;
+  }
+  {
+    const auth::ServiceAccountTokens* tokens = saTokens->get();
+    authenticator.value()->addTokenAuthenticator([tokens](const std::string& token) -> std::optional<auth::UserInfo> {
+      auto now = std::chrono::duration_cast<std::chrono::seconds>(clock::now().time_since_epoch()).count();
+      auto r = tokens->authenticate(token, now);
+      if (!r) return std::nullopt;
+      if (!*r) {
+        LOG_INFO("Unable to authenticate the request: " << r->error().message);
+        return std::nullopt;
+      }
+      return std::move(r->value());
+    });
+  }
+  ho.service_account_tokens = saTokens->get();
   ho.authenticator = authenticator->get();
   std::vector<std::shared_ptr<const auth::Authorizer>> chain;
   {
@@ -268,8 +367,9 @@ int main(int argc, char** argv) {
         chain.push_back(
             std::make_shared<auth::NodeAuthorizer>(std::make_shared<registry::PodNodeGraph>(*reg.value())));
       } else if (mode == "RBAC") {
-        chain.push_back(std::make_shared<auth::RbacAuthorizer>(
-            std::make_shared<registry::RbacPolicySource>(*reg.value())));
+        auto policy = std::make_shared<registry::RbacPolicySource>(*reg.value());
+        ho.rbac_policy = policy;
+        chain.push_back(std::make_shared<auth::RbacAuthorizer>(policy));
       } else if (mode == "AlwaysAllow") {
         chain.push_back(std::make_shared<auth::AlwaysAllowAuthorizer>());
       } else if (!mode.empty()) {

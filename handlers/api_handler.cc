@@ -2,6 +2,7 @@
 
 #include "apis/catalog.h"
 #include "apis/schema.h"
+#include "auth/impersonation.h"
 #include "handlers/node_restriction.h"
 #include "handlers/status.h"
 
@@ -29,6 +30,8 @@ ApiHandler::ApiHandler(registry::Registry& registry, ApiHandlerOptions opts)
       openapi_(apis::Catalog::instance(), apis::SchemaRegistry::instance(), opts_.version.git_version),
       rest_(watches_, registry) {
   rest_.setAuthorizer(opts_.authorizer);
+  rest_.setServiceAccountTokens(opts_.service_account_tokens);
+  rest_.setRbacPolicy(opts_.rbac_policy);
   api_versions_ = apiVersionsJson(opts_.server_address);
   group_list_ = apiGroupListJson(apis::Catalog::instance());
 }
@@ -46,6 +49,9 @@ void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> res
   }
   std::vector<std::string> p = http::pathSegments(req.path);
   if (opts_.authorizer) {
+    auto acting = auth::impersonatedUser(req, req.user, *opts_.authorizer);
+    if (!acting) return resp->send(errorResponse(acting.error()));
+    req.user = std::move(*acting);
     auth::RequestInfo info = auth::requestInfo(req, p);
     auth::Decision d = opts_.authorizer->authorize(req.user, info);
     if (!d.allowed()) return resp->send(errorResponse(auth::forbiddenError(req.user, info, d.reason)));

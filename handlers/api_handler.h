@@ -26,6 +26,10 @@ struct ApiHandlerOptions {
   // Then authorized (403 when no authorizer allows) and, for nodes, NodeRestriction;
   // null allows everything.
   const auth::Authorizer* authorizer = nullptr;
+  // Issues serviceaccounts/token (null: not served).
+  const auth::ServiceAccountTokens* service_account_tokens = nullptr;
+  // RBAC writes are checked for privilege escalation against this policy (null: not checked).
+  std::shared_ptr<const auth::PolicySource> rbac_policy;
 };
 
 // Thread-safety: handle() is called concurrently from the server's workers.

@@ -40,6 +40,7 @@ void RestHandler::apply(http::Request& req, const std::shared_ptr<http::Responde
   o.dry_run = req.queryValue("dryRun") == "All";
   o.field_manager = manager;
   o.force = req.queryBool("force");
+  admitWrite(o, req, s);
   auto out = s.store->apply(s.ns, s.name, config, o);
   if (!out) return resp->send(errorResponse(out.error()));
   auto fmt = negotiateOutput(req, false);

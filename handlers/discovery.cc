@@ -16,6 +16,19 @@ std::vector<std::string> subresourceVerbs(const std::string& sub) {
   return {"get"};
 }
 
+// The kind a subresource reads and writes: its resource's own, or another for scale,
+// binding and token.
+struct SubresourceKind {
+  std::string group, version, kind;
+};
+
+SubresourceKind subresourceKind(const apis::Resource& r, const std::string& sub) {
+  if (sub == "scale") return {"autoscaling", "v1", "Scale"};
+  if (sub == "binding") return {"", "v1", "Binding"};
+  if (sub == "token") return {"authentication.k8s.io", "v1", "TokenRequest"};
+  return {r.group, r.version, r.kind};
+}
+
 json::Value strArray(const std::vector<std::string>& v, json::Allocator& a) {
   json::Value arr(rapidjson::kArrayType);
   for (const auto& s : v) arr.PushBack(json::str(s, a), a);
@@ -99,7 +112,8 @@ std::string apiGroupJson(const apis::Catalog& c, const std::string& group) {
   return json::serialize(d);
 }
 
-std::string apiResourceListJson(const apis::Catalog& c, const std::string& group, const std::string& version) {
+std::string apiResourceListJson(const apis::Catalog& c, const std::string& group,
+                                const std::string& version) {
   auto resources = c.resourcesOf(group, version);
   if (resources.empty()) return "";
   json::Document d;
@@ -124,15 +138,12 @@ std::string apiResourceListJson(const apis::Catalog& c, const std::string& group
       s.AddMember("name", json::str(r->plural + "/" + sub, a), a);
       s.AddMember("singularName", "", a);
       s.AddMember("namespaced", r->namespaced, a);
-      if (sub == "scale") {
-        s.AddMember("group", "autoscaling", a);
-        s.AddMember("version", "v1", a);
-        s.AddMember("kind", "Scale", a);
-      } else if (sub == "binding") {
-        s.AddMember("kind", "Binding", a);
-      } else {
-        s.AddMember("kind", json::str(r->kind, a), a);
+      SubresourceKind k = subresourceKind(*r, sub);
+      if (k.group != r->group || k.version != r->version) {  // named only when it differs, as upstream
+        s.AddMember("group", json::str(k.group, a), a);
+        s.AddMember("version", json::str(k.version, a), a);
       }
+      s.AddMember("kind", json::str(k.kind, a), a);
       s.AddMember("verbs", strArray(subresourceVerbs(sub), a), a);
       list.PushBack(s, a);
     }
@@ -182,21 +193,12 @@ std::string aggregatedDiscoveryJson(const apis::Catalog& c, bool core, const std
           for (const auto& sub : r->subresources) {
             json::Value s(rapidjson::kObjectType);
             s.AddMember("subresource", json::str(sub, a), a);
-            if (sub == "scale") {
-              json::Value sk(rapidjson::kObjectType);
-              sk.AddMember("group", "autoscaling", a);
-              sk.AddMember("version", "v1", a);
-              sk.AddMember("kind", "Scale", a);
-              s.AddMember("responseKind", sk, a);
-            } else if (sub == "binding") {
-              json::Value bk(rapidjson::kObjectType);
-              bk.AddMember("group", "", a);
-              bk.AddMember("version", "v1", a);
-              bk.AddMember("kind", "Binding", a);
-              s.AddMember("responseKind", bk, a);
-            } else {
-              s.AddMember("responseKind", json::Value(kind, a), a);
-            }
+            SubresourceKind k = subresourceKind(*r, sub);
+            json::Value sk(rapidjson::kObjectType);
+            sk.AddMember("group", json::str(k.group, a), a);
+            sk.AddMember("version", json::str(k.version, a), a);
+            sk.AddMember("kind", json::str(k.kind, a), a);
+            s.AddMember("responseKind", sk, a);
             s.AddMember("verbs", strArray(subresourceVerbs(sub), a), a);
             subs.PushBack(s, a);
           }

@@ -1,6 +1,7 @@
 #include "handlers/node_restriction.h"
 
 #include "auth/node_authorizer.h"
+#include "handlers/negotiation.h"
 
 namespace shepherd::handlers {
 
@@ -11,10 +12,11 @@ ApiError forbidden(const auth::RequestInfo& info, const std::string& name, const
   return ApiError::forbidden(info.api_group, info.resource, name.empty() ? "Unknown" : name, why);
 }
 
+// The request body in any encoding a client may send (JSON, YAML, protobuf); an empty
+// object when it cannot be read (the handler then answers the decoding error itself).
 json::Document parseBody(const http::Request& req) {
   json::Document d;
-  d.Parse(req.body.data(), req.body.size());
-  if (d.HasParseError() || !d.IsObject()) d.SetObject();
+  if (!decodeBody(req, d) || !d.IsObject()) d.SetObject();
   return d;
 }
 
@@ -92,6 +94,25 @@ Status admitNodeRequest(const http::Request& req, const auth::RequestInfo& info,
       if (wasEmpty != willEmpty || (!wasEmpty && *was != *will))
         return forbidden(info, name, "node " + quoted + " is not allowed to modify taints");
     }
+    return okStatus();
+  }
+  // A node may ask for a ServiceAccount token only bound to one of its own pods.
+  if (info.api_group.empty() && info.resource == "serviceaccounts" && info.subresource == "token") {
+    json::Document tr = parseBody(req);
+    const json::Value* ref = json::findPath(tr, {"spec", "boundObjectRef"});
+    if (!ref || !ref->IsObject() || json::getString(*ref, "kind") != "Pod")
+      return forbidden(info, info.name, "node requested token not bound to a pod");
+    std::string uid(json::getString(*ref, "uid"));
+    if (uid.empty()) return forbidden(info, info.name, "node requested token with a pod binding without a uid");
+    std::string podName(json::getString(*ref, "name"));
+    json::Document pod = current(registry, "", "pods", info.namespace_, podName);
+    if (pod.IsNull()) return ApiError::notFound("", "pods", podName);
+    if (json::getStringPath(pod, {"metadata", "uid"}) != uid)
+      return forbidden(info, info.name,
+                       "the UID in the bound object reference (" + uid +
+                           ") does not match the UID in record. The object might have been deleted and then recreated");
+    if (json::getStringPath(pod, {"spec", "nodeName"}) != node)
+      return forbidden(info, info.name, "node requested token bound to a pod scheduled on a different node");
     return okStatus();
   }
   if (info.api_group == "coordination.k8s.io" && info.resource == "leases") {

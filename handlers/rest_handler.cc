@@ -52,15 +52,6 @@ Result<WriteParams> writeParams(const http::Request& req) {
   return p;
 }
 
-std::string warningHeader(const std::string& text) {
-  std::string esc;
-  for (char c : text) {
-    if (c == '"' || c == '\\') esc += '\\';
-    esc += c;
-  }
-  return "299 - \"" + esc + "\"";
-}
-
 // Checks a decoded body against the kind's schema: type errors are always 400; unknown
 // and duplicate fields are 400 (Strict), warnings (Warn) or silently dropped (Ignore).
 Status checkAgainstSchema(json::Document& doc, const apis::Resource& r, FieldValidation fv,
@@ -217,6 +208,7 @@ void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Respond
     return createEphemeral(req, resp, s);
   }
   if (s.subresource == "scale") return scale(req, resp, s);
+  if (s.subresource == "token") return createToken(req, resp, s);
   if (s.subresource == "log") return podLog(req, resp, s);
   if (m == "GET" || m == "HEAD") {
     if (item) return get(req, resp, s);
@@ -337,6 +329,7 @@ void RestHandler::create(http::Request& req, const std::shared_ptr<http::Respond
   std::vector<std::string> warnings;
   if (auto st = checkAgainstSchema(doc, *s.resource, params->validation, warnings); !st)
     return resp->send(errorResponse(st.error()));
+  admitWrite(params->opts, req, s);
   auto obj = s.store->create(s.ns, doc, params->opts);
   if (!obj) return resp->send(errorResponse(obj.error()));
   sendObject(resp, req, s, 201, obj.value(), warnings);
@@ -372,6 +365,7 @@ void RestHandler::update(http::Request& req, const std::shared_ptr<http::Respond
   std::vector<std::string> warnings;
   if (auto st = checkAgainstSchema(doc, *s.resource, params->validation, warnings); !st)
     return resp->send(errorResponse(st.error()));
+  admitWrite(params->opts, req, s);
   auto out = s.store->update(s.ns, s.name, doc, params->opts, subresourceOf(s));
   if (!out) return resp->send(errorResponse(out.error()));
   sendObject(resp, req, s, out->created ? 201 : 200, out->object, warnings);
@@ -401,6 +395,7 @@ void RestHandler::patch(http::Request& req, const std::shared_ptr<http::Responde
     }
     return checkAgainstSchema(obj, r, fv, warnings);
   };
+  admitWrite(params->opts, req, s);
   auto out = s.store->modify(s.ns, s.name, mutate, params->opts, subresourceOf(s));
   if (!out) return resp->send(errorResponse(out.error()));
   sendObject(resp, req, s, 200, out->object, warnings);

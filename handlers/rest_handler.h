@@ -6,6 +6,8 @@
 #include <string>
 
 #include "apis/resource.h"
+#include "auth/rbac_policy.h"
+#include "auth/service_account_token.h"
 #include "handlers/http/message.h"
 #include "handlers/watch_registry.h"
 #include "registry/registry.h"
@@ -28,6 +30,10 @@ class RestHandler {
       : watches_(watches), registry_(registry) {}
   // Access reviews ask it (null: everything is allowed). Set before serving.
   void setAuthorizer(const auth::Authorizer* a) { authorizer_ = a; }
+  // serviceaccounts/token issues with it (null: the subresource is not served). Set before serving.
+  void setServiceAccountTokens(const auth::ServiceAccountTokens* t) { service_account_tokens_ = t; }
+  // RBAC writes are checked for escalation against it (null: not checked). Set before serving.
+  void setRbacPolicy(std::shared_ptr<const auth::PolicySource> p) { rbac_policy_ = std::move(p); }
   void handle(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& scope);
 
  private:
@@ -49,11 +55,17 @@ class RestHandler {
 
   // pods/binding and the legacy core/v1 bindings (binding.cc).
   void bind(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  // Admission that needs the requester: RBAC escalation checks (rbac_admission.cc).
+  void admitWrite(registry::WriteOptions& opts, const http::Request& req, const RequestScope& s) const;
+  // serviceaccounts/token: TokenRequest (token_request.cc).
+  void createToken(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   void podLog(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
 
   WatchRegistry& watches_;
   registry::Registry& registry_;
   const auth::Authorizer* authorizer_ = nullptr;
+  const auth::ServiceAccountTokens* service_account_tokens_ = nullptr;
+  std::shared_ptr<const auth::PolicySource> rbac_policy_;
 };
 
 }  // namespace shepherd::handlers

@@ -67,4 +67,13 @@ std::string successStatusJson(const std::string& group, const std::string& kind,
   return json::serialize(d);
 }
 
+std::string warningHeader(const std::string& text) {
+  std::string esc;
+  for (char c : text) {
+    if (c == '"' || c == '\\') esc += '\\';
+    esc += c;
+  }
+  return "299 - \"" + esc + "\"";
+}
+
 }  // namespace shepherd::handlers

@@ -14,6 +14,10 @@ bool podUses(const json::Value& pod, const std::string& resource, const std::str
   bool secret = resource == "secrets";
   const json::Value* spec = json::find(pod, "spec");
   if (!spec) return false;
+  if (resource == "serviceaccounts") {
+    std::string_view sa = json::getString(*spec, "serviceAccountName");
+    return (sa.empty() ? std::string_view("default") : sa) == name;
+  }
   if (secret)
     if (const json::Value* ps = json::find(*spec, "imagePullSecrets"); ps && ps->IsArray())
       for (auto& s : ps->GetArray())

@@ -2,8 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+
+#include "common/api_error.h"
+#include "common/json.h"
 
 namespace shepherd::registry {
 
@@ -12,6 +16,10 @@ struct WriteOptions {
   std::string field_manager;  // who makes the change (managedFields); never empty from handlers
   bool apply = false;         // a server-side apply: managedFields come from the apply merge
   bool force = false;         // apply: take contested fields from other managers
+  // Validating admission that needs the request's context (RBAC escalation checks): called
+  // with the object about to be stored (and, on update, the current one) after validation;
+  // an error refuses the write. Empty: none.
+  std::function<Status(const json::Value& obj, const json::Value* old)> admit;
 };
 
 struct DeleteOptions {

@@ -434,6 +434,8 @@ Result<ObjectPtr> Store::create(const std::string& ns, json::Document& obj, cons
   resource_->strategy->validate(obj, errs);
   if (!errs.empty())
     return ApiError::invalid(resource_->group, resource_->kind, name, std::move(errs.causes()));
+  if (opts.admit)
+    if (auto st = opts.admit(obj, nullptr); !st) return st.error();
   if (auto st = checkNamespaceForCreate(strMeta(obj, "namespace"), name); !st) return st.error();
 
   if (hooks_.before_create)
@@ -616,6 +618,8 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
     strategy.validateUpdate(obj, old, errs);
   if (!errs.empty())
     return ApiError::invalid(resource_->group, resource_->kind, name, std::move(errs.causes()));
+  if (opts.admit)
+    if (auto st = opts.admit(obj, &old); !st) return st.error();
 
   std::string key = current->key;
   // Removing the last finalizer of a deleting object completes its deletion.

@@ -14,6 +14,8 @@ packages=(
   containerd runc containernetworking-plugins busybox-static iproute2
   # test clients and tools
   python3-kubernetes python3-pytest python3-yaml curl sqlite3
+  # libfaketime: runs a server "later" to prove tokens expire (tests/e2e/test_security.py)
+  libfaketime
 )
 
 missing=()

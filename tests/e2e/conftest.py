@@ -132,6 +132,8 @@ class ShepherdServer:
         self.starts = 0
         self.kubeconfig = os.path.join(workdir, "kubeconfig")
         self.api = ApiClient(self)
+        # Extra environment for the next start() (e.g. libfaketime to run it "later").
+        self.env = {}
 
     @property
     def base_url(self):
@@ -169,7 +171,7 @@ class ShepherdServer:
         log = open(self.log_path, "wb")
         try:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL)
+                                         stdin=subprocess.DEVNULL, env=dict(os.environ, **self.env))
         finally:
             log.close()
         deadline = time.monotonic() + STARTUP_TIMEOUT

@@ -14,11 +14,15 @@
 #include "auth/bootstrap_policy.h"
 #include "auth/node_authorizer.h"
 #include "auth/rbac_authorizer.h"
+#include "auth/rbac_escalation.h"
 #include "auth/request_info.h"
+#include "auth/service_account_token.h"
 #include "client/kubeconfig.h"
+#include "common/base64.h"
 #include "handlers/http/server.h"
 #include "pki/certificates.h"
 #include "pki/cluster_pki.h"
+#include "pki/jwt.h"
 #include "pki/openssl_util.h"
 #include "test_util.h"
 
@@ -511,4 +515,183 @@ TEST(AccessReview, AnswersFromTheAuthorizer) {
   json::Document bad;
   bad.Parse(R"({"spec":{"resourceAttributes":{"verb":"get"}}})");
   EXPECT_EQ(auth::answerAccessReview(bad, user("x"), &chain, false).error().code, 422);
+}
+
+namespace {
+
+std::string ecKeyPem(const char* curve) {
+  pki::KeyPtr key(EVP_EC_gen(curve));
+  return pki::pemOf(
+      [&](BIO* b) { return PEM_write_bio_PrivateKey(b, key.get(), nullptr, nullptr, 0, nullptr, nullptr); });
+}
+
+auth::TokenClaims sampleClaims(int64_t now) {
+  auth::TokenClaims c;
+  c.audiences = {"https://kubernetes.default.svc"};
+  c.issued_at = c.not_before = now;
+  c.expires = now + 600;
+  c.ns = "team";
+  c.service_account = {"robot", "sa-uid"};
+  return c;
+}
+
+auth::ServiceAccountTokenOptions testTokenOptions() {
+  auth::ServiceAccountTokenOptions o;
+  o.issuers = {"https://issuer"};
+  o.audiences = {"https://kubernetes.default.svc"};
+  return o;
+}
+
+pki::JwtVerifier verifierOf(const std::string& pem) {
+  pki::JwtVerifier v;
+  EXPECT_TRUE(v.addKeys(pem).ok());
+  return v;
+}
+
+struct FakeObjects {
+  std::map<std::string, auth::LiveObject> objects;  // "resource/ns/name"
+  auth::ObjectLookup lookup() {
+    return [this](std::string_view resource, const std::string& ns,
+                  const std::string& name) -> std::optional<auth::LiveObject> {
+      auto it = objects.find(std::string(resource) + "/" + ns + "/" + name);
+      if (it == objects.end()) return std::nullopt;
+      return it->second;
+    };
+  }
+};
+
+}  // namespace
+
+TEST(Jwt, SignsAndVerifiesEveryCurveAndRejectsTampering) {
+  for (const char* curve : {"P-256", "P-384", "P-521"}) {
+    std::string pem = ecKeyPem(curve);
+    auto signer = pki::JwtSigner::fromPem(pem);
+    ASSERT_TRUE(signer.ok()) << curve;
+    pki::JwtVerifier v;
+    ASSERT_TRUE(v.addKeys(pem).ok());
+    auto token = signer->sign(R"({"a":1})");
+    ASSERT_TRUE(token.ok());
+    auto payload = v.verify(*token);
+    ASSERT_TRUE(payload.ok()) << curve << ": " << payload.error().message;
+    EXPECT_EQ(*payload, R"({"a":1})");
+    // Any change to the payload breaks the signature.
+    std::string forged = *token;
+    size_t dot = forged.find('.');
+    forged[dot + 2] = forged[dot + 2] == 'A' ? 'B' : 'A';
+    EXPECT_FALSE(v.verify(forged).ok()) << curve;
+  }
+  // Another key (same kid scheme, different key) does not verify it.
+  auto a = pki::JwtSigner::fromPem(ecKeyPem("P-256"));
+  pki::JwtVerifier other;
+  ASSERT_TRUE(other.addKeys(ecKeyPem("P-256")).ok());
+  auto token = a->sign("{}");
+  auto r = other.verify(*token);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "invalid signature, no keys found");
+  // "alg":"none" with the right kid is refused: the algorithm must be the key's own.
+  pki::JwtVerifier own;
+  ASSERT_TRUE(
+      own.addKeys(pki::pemOf([&](BIO* b) { return PEM_write_bio_PUBKEY(b, a->key().key.get()); })).ok());
+  std::string none = base64Encode(R"({"alg":"none","kid":")" + a->key().kid + "\"}", true) + "." +
+                     base64Encode("{}", true) + ".";
+  EXPECT_FALSE(own.verify(none).ok());
+  EXPECT_TRUE(own.verify(*token).ok());
+  EXPECT_FALSE(own.verify("not-a-token").ok());
+  EXPECT_FALSE(own.verify("a.b.c.d").ok());
+}
+
+TEST(ServiceAccountTokens, AuthenticateUntilExpiryWithLeeway) {
+  std::string pem = ecKeyPem("P-256");
+  FakeObjects objs;
+  objs.objects["serviceaccounts/team/robot"] = {"sa-uid", std::nullopt};
+  auto o = testTokenOptions();
+  auth::ServiceAccountTokens tokens(o, *pki::JwtSigner::fromPem(pem), verifierOf(pem), objs.lookup());
+  pki::JwtVerifier v = verifierOf(pem);
+  int64_t now = 1'800'000'000;
+  auto token = tokens.issue(sampleClaims(now));
+  ASSERT_TRUE(token.ok());
+  auto r = tokens.authenticate(*token, now);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_TRUE(r->ok()) << r->error().message;
+  EXPECT_EQ(r->value().name, "system:serviceaccount:team:robot");
+  EXPECT_EQ(r->value().uid, "sa-uid");
+  EXPECT_EQ(r->value().groups,
+            (std::vector<std::string>{"system:serviceaccounts", "system:serviceaccounts:team"}));
+  // Valid up to exp + 60 s, refused after.
+  EXPECT_TRUE(tokens.authenticate(*token, now + 600 + 60)->ok());
+  auto late = tokens.authenticate(*token, now + 600 + 61);
+  ASSERT_FALSE(late->ok());
+  EXPECT_EQ(late->error().message, "service account token has expired");
+  EXPECT_EQ(late->error().code, 401);
+  EXPECT_EQ(tokens.authenticate(*token, now - 120)->error().message,
+            "service account token is not valid yet");
+  // A recreated ServiceAccount (new uid) or a deleted one invalidates the token.
+  objs.objects["serviceaccounts/team/robot"] = {"new-uid", std::nullopt};
+  EXPECT_EQ(tokens.authenticate(*token, now)->error().message,
+            "service account UID (new-uid) does not match claim (sa-uid)");
+  objs.objects.clear();
+  EXPECT_EQ(tokens.authenticate(*token, now)->error().message, "service account team/robot has been deleted");
+  // Not ours: another issuer, or not a JWT at all.
+  auth::ServiceAccountTokenOptions o2 = o;
+  o2.issuers = {"https://elsewhere"};
+  auth::ServiceAccountTokens others(o2, *pki::JwtSigner::fromPem(pem), v, objs.lookup());
+  EXPECT_FALSE(others.authenticate(*token, now).has_value());
+  EXPECT_FALSE(tokens.authenticate("sekret-token", now).has_value());
+}
+
+TEST(ServiceAccountTokens, AudienceAndBoundObjectsAreChecked) {
+  std::string pem = ecKeyPem("P-256");
+  FakeObjects objs;
+  objs.objects["serviceaccounts/team/robot"] = {"sa-uid", std::nullopt};
+  objs.objects["pods/team/web"] = {"pod-uid", std::nullopt};
+  auth::ServiceAccountTokens tokens(testTokenOptions(), *pki::JwtSigner::fromPem(pem), verifierOf(pem),
+                                    objs.lookup());
+  int64_t now = 1'800'000'000;
+  auto c = sampleClaims(now);
+  c.audiences = {"vault"};
+  EXPECT_FALSE(tokens.authenticate(*tokens.issue(c), now)->ok());
+  c = sampleClaims(now);
+  c.pod = auth::ObjectClaim{"web", "pod-uid"};
+  c.node = auth::ObjectClaim{"n1", ""};
+  auto token = *tokens.issue(c);
+  auto decoded = auth::decodeClaims(*pki::unverifiedJwsPayload(token));
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->pod->uid, "pod-uid");
+  EXPECT_EQ(decoded->node->name, "n1");
+  auto u = tokens.authenticate(token, now);
+  ASSERT_TRUE(u->ok());
+  EXPECT_EQ(u->value().extra.at("authentication.kubernetes.io/pod-name"), std::vector<std::string>{"web"});
+  EXPECT_EQ(u->value().extra.at("authentication.kubernetes.io/node-name"), std::vector<std::string>{"n1"});
+  EXPECT_EQ(u->value().extra.count("authentication.kubernetes.io/node-uid"), 0u);
+  // Deleted more than the leeway ago, or gone: invalidated.
+  objs.objects["pods/team/web"] = {"pod-uid", now - 30};
+  EXPECT_TRUE(tokens.authenticate(token, now)->ok());
+  objs.objects["pods/team/web"] = {"pod-uid", now - 61};
+  EXPECT_EQ(tokens.authenticate(token, now)->error().message, "service account token has been invalidated");
+  objs.objects["pods/team/web"] = {"other-uid", std::nullopt};
+  EXPECT_EQ(tokens.authenticate(token, now)->error().message,
+            "pod UID (other-uid) does not match service account pod ref claim (pod-uid)");
+}
+
+TEST(RbacEscalation, CoversAtomByAtomWithLiteralWildcards) {
+  using auth::PolicyRule;
+  std::vector<PolicyRule> owner = {PolicyRule{{"get", "list"}, {""}, {"pods", "*/status"}, {}, {}},
+                                   PolicyRule{{"*"}, {"apps"}, {"deployments"}, {"web"}, {}},
+                                   PolicyRule{{"get"}, {}, {}, {}, {"/healthz", "/api/*"}}};
+  EXPECT_TRUE(
+      auth::uncoveredRules(owner, {PolicyRule{{"get"}, {""}, {"pods", "pods/status"}, {}, {}}}).empty());
+  EXPECT_TRUE(
+      auth::uncoveredRules(owner, {PolicyRule{{"delete"}, {"apps"}, {"deployments"}, {"web"}, {}}}).empty());
+  EXPECT_TRUE(
+      auth::uncoveredRules(owner, {PolicyRule{{"get"}, {}, {}, {}, {"/api/v1", "/healthz"}}}).empty());
+  // A name-restricted owner rule does not cover the unrestricted servant.
+  auto missing = auth::uncoveredRules(owner, {PolicyRule{{"delete"}, {"apps"}, {"deployments"}, {}, {}}});
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(auth::describeRule(missing[0]),
+            R"({APIGroups:["apps"], Resources:["deployments"], Verbs:["delete"]})");
+  // Servant wildcards are literal: "*" verbs need an owner "*".
+  missing = auth::uncoveredRules(owner, {PolicyRule{{"*"}, {""}, {"pods"}, {}, {}}});
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(auth::describeRule(missing[0]), R"({APIGroups:[""], Resources:["pods"], Verbs:["*"]})");
+  EXPECT_EQ(auth::uncoveredRules(owner, {PolicyRule{{"get"}, {}, {}, {}, {"/metrics"}}}).size(), 1u);
 }

@@ -1,0 +1,201 @@
+// serviceaccounts/token (POST .../serviceaccounts/{name}/token): TokenRequest, how
+// `kubectl create token` gets a bound, expiring ServiceAccount token. The steps, checks and
+// messages follow upstream's TokenREST: name/namespace must match the URL, the
+// ServiceAccount must exist, expirationSeconds defaults to 1 h and lies in [10 min, 2^32 s],
+// a bound Pod or Secret must exist (and match a given uid), the max-expiration flag shortens
+// with a warning, and pod-bound 3607 s requests get upstream's one-year extension.
+#include <algorithm>
+
+#include "apis/schema.h"
+#include "auth/service_account_token.h"
+#include "common/clock.h"
+#include "common/ids.h"
+#include "handlers/negotiation.h"
+#include "handlers/rest_handler.h"
+#include "handlers/status.h"
+
+namespace shepherd::handlers {
+
+namespace {
+
+constexpr int64_t kMinExpirationSeconds = 600;
+constexpr int64_t kMaxExpirationSeconds = 1LL << 32;
+
+ApiError invalidRequest(const std::string& field, const std::string& detail) {
+  return ApiError::invalid("authentication.k8s.io", "TokenRequest", "",
+                           {{"FieldValueInvalid", detail, field}});
+}
+
+std::string uidOf(const registry::ObjectPtr& o) {
+  json::Document d;
+  d.Parse(o->json.data(), o->json.size());
+  return std::string(json::getStringPath(d, {"metadata", "uid"}));
+}
+
+}  // namespace
+
+void RestHandler::createToken(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                              const RequestScope& s) {
+  if (req.method != "POST")
+    return resp->send(errorResponse(ApiError::methodNotSupported("", "serviceaccounts/token", req.method)));
+  if (!service_account_tokens_)
+    return resp->send(
+        errorResponse(ApiError::make(404, "NotFound", "the server could not find the requested resource")));
+  auto fmt = negotiateOutput(req, false);
+  if (!fmt) return resp->send(errorResponse(fmt.error()));
+  json::Document body;
+  if (auto st = decodeBody(req, body); !st) return resp->send(errorResponse(st.error()));
+  if (!body.IsObject())
+    return resp->send(errorResponse(ApiError::badRequest("the request body must be a TokenRequest")));
+  std::string_view kind = json::getString(body, "kind");
+  if (!kind.empty() && kind != "TokenRequest")
+    return resp->send(errorResponse(ApiError::badRequest(
+        "the kind in the data (" + std::string(kind) + ") does not match the expected kind (TokenRequest)")));
+  const auto& schemas = apis::SchemaRegistry::instance();
+  if (const apis::SchemaNode* root = schemas.definition("io.k8s.api.authentication.v1.TokenRequest")) {
+    std::vector<apis::SchemaFinding> findings;
+    schemas.check(body, root, findings);
+    for (const auto& f : findings)
+      if (f.kind == apis::SchemaFinding::Kind::TypeMismatch)
+        return resp->send(errorResponse(ApiError::badRequest(
+            "TokenRequest in version \"v1\" cannot be handled as a TokenRequest: " + f.message)));
+  }
+  auto& a = body.GetAllocator();
+  json::ensureObject(body, "metadata", a);
+  json::Value& meta = *json::find(body, "metadata");
+  std::string bodyName(json::getString(meta, "name"));
+  std::string bodyNs(json::getString(meta, "namespace"));
+  if (!bodyName.empty() && bodyName != s.name)
+    return resp->send(errorResponse(ApiError::invalid(
+        "authentication.k8s.io", "TokenRequest", bodyName,
+        {{"FieldValueInvalid",
+          "Invalid value: \"" + bodyName + "\": must match the service account name if specified",
+          "metadata.name"}})));
+  if (!bodyNs.empty() && bodyNs != s.ns)
+    return resp->send(errorResponse(ApiError::invalid(
+        "authentication.k8s.io", "TokenRequest", s.name,
+        {{"FieldValueInvalid",
+          "Invalid value: \"" + bodyNs + "\": must match the service account namespace if specified",
+          "metadata.namespace"}})));
+  auto sa = s.store->get(s.ns, s.name);
+  if (!sa) return resp->send(errorResponse(sa.error()));
+
+  const auth::ServiceAccountTokenOptions& opts = service_account_tokens_->options();
+  json::Value& spec = json::ensureObject(body, "spec", a);
+  std::vector<std::string> audiences;
+  if (const json::Value* aud = json::find(spec, "audiences"); aud && aud->IsArray())
+    for (const auto& v : aud->GetArray())
+      if (v.IsString()) audiences.emplace_back(json::view(v));
+  if (audiences.empty()) {
+    audiences = opts.audiences;
+    json::Value list(rapidjson::kArrayType);
+    for (const auto& s2 : audiences) list.PushBack(json::str(s2, a), a);
+    json::set(spec, "audiences", std::move(list), a);
+  }
+  int64_t seconds = json::getInt(spec, "expirationSeconds").value_or(3600);
+  if (seconds < kMinExpirationSeconds)
+    return resp->send(errorResponse(invalidRequest(
+        "spec.expirationSeconds",
+        "Invalid value: " + std::to_string(seconds) + ": may not specify a duration less than 10 minutes")));
+  if (seconds > kMaxExpirationSeconds)
+    return resp->send(errorResponse(invalidRequest(
+        "spec.expirationSeconds", "Invalid value: " + std::to_string(seconds) +
+                                      ": may not specify a duration larger than 2^32 seconds")));
+
+  auto now = clock::now();
+  int64_t nowSec = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  auth::TokenClaims claims;
+  claims.ns = s.ns;
+  claims.service_account = {s.name, uidOf(sa.value())};
+  claims.audiences = audiences;
+  claims.issued_at = claims.not_before = nowSec;
+  claims.jti = ids::uuid4();
+
+  // The object the token is bound to: it must exist, and be this one if a uid is given.
+  if (const json::Value* ref = json::find(spec, "boundObjectRef"); ref && ref->IsObject()) {
+    std::string refKind(json::getString(*ref, "kind"));
+    std::string refName(json::getString(*ref, "name"));
+    std::string refUid(json::getString(*ref, "uid"));
+    std::string refVersion(json::getString(*ref, "apiVersion"));
+    std::string group =
+        refVersion.find('/') == std::string::npos ? "" : refVersion.substr(0, refVersion.find('/'));
+    if (group.empty() && refKind == "Node")
+      return resp->send(
+          errorResponse(ApiError::badRequest("cannot bind token to a Node object as the "
+                                             "\"ServiceAccountTokenNodeBinding\" feature-gate is disabled")));
+    if (!group.empty() || (refKind != "Pod" && refKind != "Secret"))
+      return resp->send(errorResponse(
+          ApiError::badRequest("cannot bind token to object of type " + refVersion + ", Kind=" + refKind)));
+    registry::Store* store = registry_.store("", "v1", refKind == "Pod" ? "pods" : "secrets");
+    if (!store) return resp->send(errorResponse(ApiError::internal("no store for " + refKind)));
+    auto bound = store->get(s.ns, refName);
+    if (!bound) return resp->send(errorResponse(bound.error()));
+    json::Document obj;
+    obj.Parse(bound.value()->json.data(), bound.value()->json.size());
+    std::string liveUid(json::getStringPath(obj, {"metadata", "uid"}));
+    if (refKind == "Pod") {
+      std::string_view podSa = json::getStringPath(obj, {"spec", "serviceAccountName"});
+      if (podSa != s.name)
+        return resp->send(
+            errorResponse(ApiError::badRequest("cannot bind token for serviceaccount \"" + s.name +
+                                               "\" to pod running with different serviceaccount name.")));
+    }
+    if (!refUid.empty() && refUid != liveUid)
+      return resp->send(errorResponse(ApiError::conflict(
+          "", refKind, refName,
+          "the UID in the bound object reference (" + refUid +
+              ") does not match the UID in record. The object might have been deleted and then recreated")));
+    if (refKind == "Pod") {
+      claims.pod = auth::ObjectClaim{refName, liveUid};
+      // As upstream (ServiceAccountTokenPodNodeInfo): a pod-bound token names the pod's node.
+      if (std::string_view node = json::getStringPath(obj, {"spec", "nodeName"}); !node.empty()) {
+        auth::ObjectClaim n{std::string(node), ""};
+        if (registry::Store* nodes = registry_.store("", "v1", "nodes"))
+          if (auto live = nodes->get("", n.name)) n.uid = uidOf(live.value());
+        claims.node = n;
+      }
+    } else {
+      claims.secret = auth::ObjectClaim{refName, liveUid};
+    }
+  }
+
+  std::vector<std::string> warnings;
+  if (opts.max_expiration_seconds > 0 && seconds > opts.max_expiration_seconds) {
+    warnings.push_back("requested expiration of " + std::to_string(seconds) + " seconds shortened to " +
+                       std::to_string(opts.max_expiration_seconds) + " seconds");
+    seconds = opts.max_expiration_seconds;
+  }
+  json::set(spec, "expirationSeconds", json::Value(seconds), a);
+  claims.expires = nowSec + seconds;
+  bool audiencesAreApi = true;
+  for (const auto& aud : audiences)
+    if (std::find(opts.audiences.begin(), opts.audiences.end(), aud) == opts.audiences.end())
+      audiencesAreApi = false;
+  if (opts.extend_expiration && claims.pod && seconds == auth::kWarnOnlyExpirationSeconds &&
+      audiencesAreApi) {
+    claims.warn_after = claims.expires;
+    claims.expires = nowSec + auth::kExtendedExpirationSeconds;
+  }
+  auto token = service_account_tokens_->issue(claims);
+  if (!token) return resp->send(errorResponse(token.error()));
+
+  // Adding members to `body` may move its other members: look metadata up afresh.
+  json::setString(body, "kind", "TokenRequest", a);
+  json::setString(body, "apiVersion", "authentication.k8s.io/v1", a);
+  json::Value status(rapidjson::kObjectType);
+  json::setString(status, "token", *token, a);
+  json::setString(status, "expirationTimestamp", clock::rfc3339(now + std::chrono::seconds(seconds)), a);
+  json::set(body, "status", std::move(status), a);
+  json::Value& outMeta = *json::find(body, "metadata");
+  json::setString(outMeta, "name", s.name, a);
+  json::setString(outMeta, "namespace", s.ns, a);
+  json::setString(outMeta, "creationTimestamp", clock::rfc3339(now), a);
+  http::Response r;
+  r.status = 201;
+  r.headers.emplace_back("Content-Type", contentTypeOf(*fmt));
+  for (const auto& w : warnings) r.headers.emplace_back("Warning", warningHeader(w));
+  r.body = encode(body, *fmt);
+  resp->send(std::move(r));
+}
+
+}  // namespace shepherd::handlers
