@@ -1,5 +1,6 @@
 // shepherd-apiserver: serves the Kubernetes API over an embedded, durable SQLite store.
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -243,6 +244,11 @@ int main(int argc, char** argv) {
                "tolerationSeconds of the unreachable:NoExecute toleration added to pods without one.");
   flags.define("event-ttl", "1h0m0s", "How long events are kept after they were last written.");
   flags.define("worker-threads", "32", "Request handler threads.");
+  flags.define("max-requests-inflight", "400",
+               "Read-only requests in flight at most; more are answered 429 (0: no limit).");
+  flags.define("max-mutating-requests-inflight", "200",
+               "Mutating requests in flight at most; more are answered 429 (0: no limit).");
+  flags.define("max-watches-per-user", "1000", "Open watches one user may hold; more are answered 429 (0: no limit).");
   flags.define("shutdown-grace-seconds", "10", "How long in-flight requests may take to finish on SIGTERM.");
   flags.define("v", "0", "Log verbosity (0 info, 1+ debug).");
   flags.define("help", "false", "Show this help.", true);
@@ -264,6 +270,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (bind == "localhost") bind = "127.0.0.1";
+
+  // Every client connection is a descriptor: take the hard limit, so thousands of idle
+  // clients cannot exhaust the default of 1024.
+  if (rlimit rl{}; getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
 
   // Signals are taken synchronously by main; every other thread inherits the mask.
   sigset_t set = blockTerminationSignals();
@@ -385,8 +398,18 @@ int main(int argc, char** argv) {
   hs.address = bind;
   hs.port = flags.getInt("port");
   hs.worker_threads = std::max(2, flags.getInt("worker-threads"));
+  hs.max_requests_inflight = flags.getInt("max-requests-inflight");
+  hs.max_mutating_requests_inflight = flags.getInt("max-mutating-requests-inflight");
+  hs.long_running = [](const http::Request& req) {
+    // As upstream: watches and streaming subresources are not counted as in flight.
+    if (req.queryBool("watch")) return true;
+    size_t slash = req.path.rfind('/');
+    std::string_view last = slash == std::string::npos ? std::string_view() : std::string_view(req.path).substr(slash + 1);
+    return last == "log" || last == "exec" || last == "attach" || last == "portforward" || last == "proxy";
+  };
   // The advertised address is known once the port is; set below.
   auto api = std::make_unique<handlers::ApiHandler>(*reg.value(), ho);
+  api->watches().setMaxPerUser(flags.getInt("max-watches-per-user"));
   http::Server server(hs, [&api](http::Request& req, std::shared_ptr<http::Responder> resp) {
     api->handle(req, std::move(resp));
   });

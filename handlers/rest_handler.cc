@@ -301,10 +301,19 @@ void RestHandler::watch(http::Request& req, const std::shared_ptr<http::Responde
       !probe && probe.error().code == 400)
     return resp->send(errorResponse(probe.error()));
 
+  auto slot = watches_.reserve(req.user.name);
+  if (!slot) {
+    ApiError e = ApiError::make(429, "TooManyRequests",
+                                "too many watches: user \"" + req.user.name + "\" already has " +
+                                    std::to_string(watches_.maxPerUser()) + " open");
+    e.retry_after_seconds = 1;
+    return resp->send(errorResponse(e));
+  }
   http::Headers headers{{"Content-Type", "application/json"}, {"Cache-Control", "no-cache, private"}};
   auto writer = resp->startStream(200, std::move(headers));
   if (!writer) return;
   auto ws = std::make_shared<WatchStream>(s.resource, writer, wo);
+  ws->holdSlot(std::move(slot));
   std::weak_ptr<WatchStream> weak = ws;
   writer->onClose([weak] {
     if (auto w = weak.lock()) w->finish();

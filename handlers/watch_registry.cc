@@ -17,8 +17,10 @@ void WatchRegistry::expire() {
     for (auto& w : streams_) {
       auto s = w.lock();
       if (!s || s->done()) continue;
-      if (s->expired(now)) due.push_back(s);
-      else keep.push_back(w);
+      if (s->expired(now))
+        due.push_back(s);
+      else
+        keep.push_back(w);
     }
     streams_.swap(keep);
   }
@@ -39,6 +41,28 @@ void WatchRegistry::finishAll() {
 size_t WatchRegistry::size() {
   std::lock_guard<std::mutex> g(mu_);
   return streams_.size();
+}
+
+std::shared_ptr<void> WatchRegistry::reserve(const std::string& user) {
+  {
+    std::lock_guard<std::mutex> g(*users_mu_);
+    int& n = (*per_user_)[user];
+    if (max_per_user_ > 0 && n >= max_per_user_) return nullptr;
+    ++n;
+  }
+  // The handle may outlive the registry (a stream ending during shutdown): it keeps the
+  // counters alive itself.
+  struct Slot {
+    std::shared_ptr<std::mutex> mu;
+    std::shared_ptr<std::unordered_map<std::string, int>> counts;
+    std::string user;
+    ~Slot() {
+      std::lock_guard<std::mutex> g(*mu);
+      auto it = counts->find(user);
+      if (it != counts->end() && --it->second <= 0) counts->erase(it);
+    }
+  };
+  return std::make_shared<Slot>(users_mu_, per_user_, user);  // built in place: no temporary to destroy
 }
 
 }  // namespace shepherd::handlers

@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "handlers/watch_stream.h"
@@ -20,9 +22,20 @@ class WatchRegistry {
   void finishAll();
   size_t size();
 
+  // At most this many open watches per user (0: no limit). Set before serving.
+  void setMaxPerUser(int n) { max_per_user_ = n; }
+  // A slot for one more watch of `user`, given back when the returned handle is destroyed;
+  // null when the user already has the maximum open.
+  std::shared_ptr<void> reserve(const std::string& user);
+  int maxPerUser() const { return max_per_user_; }
+
  private:
   std::mutex mu_;
   std::vector<std::weak_ptr<WatchStream>> streams_;
+  int max_per_user_ = 0;
+  std::shared_ptr<std::mutex> users_mu_ = std::make_shared<std::mutex>();
+  std::shared_ptr<std::unordered_map<std::string, int>> per_user_ =
+      std::make_shared<std::unordered_map<std::string, int>>();
 };
 
 }  // namespace shepherd::handlers

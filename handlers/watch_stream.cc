@@ -53,11 +53,18 @@ void WatchStream::attach(std::unique_ptr<storage::CacheWatch> handle) {
   handle_ = std::move(handle);
 }
 
+void WatchStream::holdSlot(std::shared_ptr<void> slot) {
+  std::lock_guard<std::mutex> g(handle_mu_);
+  slot_ = std::move(slot);
+}
+
 void WatchStream::release() {
   std::unique_ptr<storage::CacheWatch> h;
+  std::shared_ptr<void> slot;
   {
     std::lock_guard<std::mutex> g(handle_mu_);
     h = std::move(handle_);
+    slot = std::move(slot_);
   }
   // Destroying the handle unregisters from the cache (outside our lock).
 }

@@ -32,6 +32,8 @@ class WatchStream final : public storage::WatchSink, public std::enable_shared_f
 
   // Takes ownership of the cache registration; released when the stream ends.
   void attach(std::unique_ptr<storage::CacheWatch> handle);
+  // Holds the requester's watch slot (WatchRegistry::reserve) until the stream ends.
+  void holdSlot(std::shared_ptr<void> slot);
   // Writes an ERROR event carrying `status_json` and ends the stream.
   void fail(const std::string& status_json);
   // Ends the stream (timeout or shutdown).
@@ -47,6 +49,7 @@ class WatchStream final : public storage::WatchSink, public std::enable_shared_f
   bool first_table_ = true;
   std::mutex handle_mu_;
   std::unique_ptr<storage::CacheWatch> handle_;
+  std::shared_ptr<void> slot_;
 };
 
 }  // namespace shepherd::handlers

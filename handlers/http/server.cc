@@ -66,6 +66,8 @@ struct Server::Impl {
   std::vector<std::thread> io_threads;
   std::atomic<bool> stopping{false};
   std::atomic<int> in_flight{0};
+  std::atomic<int> readonly_in_flight{0};  // counted against max_requests_inflight
+  std::atomic<int> mutating_in_flight{0};  // counted against max_mutating_requests_inflight
   std::atomic<int> connections{0};
   std::atomic<uint64_t> served{0};
   std::mutex sessions_mu;
@@ -74,6 +76,7 @@ struct Server::Impl {
 
   Impl(ServerOptions o, Handler h) : opts(std::move(o)), handler(std::move(h)) {}
   void accept();
+  void startTlsWhenReadable(tcp::socket socket);
 };
 
 // A stream's queue lives outside the session so producers on other threads only take
@@ -363,9 +366,29 @@ class Session final : public SessionBase {
     }
     req->body = std::move(msg.body());
     handling_ = true;
+    // Max in flight: reserve a slot or answer 429 without queueing the request.
+    std::atomic<int>* slot = nullptr;
+    if (!srv_.opts.long_running || !srv_.opts.long_running(*req)) {
+      bool readonly = req->method == "GET" || req->method == "HEAD" || req->method == "OPTIONS";
+      int limit = readonly ? srv_.opts.max_requests_inflight : srv_.opts.max_mutating_requests_inflight;
+      if (limit > 0) {
+        slot = readonly ? &srv_.readonly_in_flight : &srv_.mutating_in_flight;
+        if (slot->fetch_add(1) >= limit) {
+          slot->fetch_sub(1);
+          // Upstream answers with plain text, not a Status.
+          writeResponse(Response{429,
+                                 {{"Content-Type", "text/plain; charset=utf-8"},
+                                  {"X-Content-Type-Options", "nosniff"},
+                                  {"Retry-After", "1"}},
+                                 "Too many requests, please try again later.\n"},
+                        head_);
+          return;
+        }
+      }
+    }
     srv_.in_flight.fetch_add(1);
     auto responder = std::make_shared<ResponderImpl>(self(), head_);
-    net::post(*srv_.workers, [this, self = self(), req, responder]() mutable {
+    net::post(*srv_.workers, [this, self = self(), req, responder, slot]() mutable {
       try {
         srv_.handler(*req, responder);
       } catch (const std::exception& e) {
@@ -379,6 +402,7 @@ class Session final : public SessionBase {
             500, {{"Content-Type", "application/json"}}, statusJson(500, "InternalError", "internal error")});
       }
       responder.reset();  // a handler that never answered gets a 500 from the destructor
+      if (slot) slot->fetch_sub(1);
       srv_.in_flight.fetch_sub(1);
     });
   }
@@ -610,6 +634,25 @@ void StreamState::markClosed() {
   if (fn) fn();
 }
 
+// A TLS stream costs tens of KiB (record buffers in Asio and OpenSSL), so a connection
+// gets one only once the client sends something; one that stays silent for the header
+// timeout is closed. Thousands of idle connections then cost little more than their sockets.
+void Server::Impl::startTlsWhenReadable(tcp::socket socket) {
+  auto sock = std::make_shared<tcp::socket>(std::move(socket));
+  auto timer = std::make_shared<net::steady_timer>(sock->get_executor(),
+                                                   std::chrono::seconds(opts.header_timeout_seconds));
+  timer->async_wait([sock](beast::error_code ec) {
+    if (ec) return;  // cancelled: the client spoke
+    beast::error_code ignored;
+    sock->close(ignored);
+  });
+  sock->async_wait(tcp::socket::wait_read, [this, sock, timer](beast::error_code ec) {
+    timer->cancel();
+    if (ec || stopping.load() || !sock->is_open()) return;
+    std::make_shared<Session<TlsStream>>(*this, std::move(*sock), *ssl)->start();
+  });
+}
+
 void Server::Impl::accept() {
   acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
     if (ec) {
@@ -625,7 +668,7 @@ void Server::Impl::accept() {
       beast::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
       if (ssl)
-        std::make_shared<Session<TlsStream>>(*this, std::move(socket), *ssl)->start();
+        startTlsWhenReadable(std::move(socket));
       else
         std::make_shared<Session<PlainStream>>(*this, std::move(socket))->start();
     }

@@ -39,6 +39,13 @@ struct ServerOptions {
   int header_timeout_seconds = 60;                     // a request must arrive within this time
   int idle_timeout_seconds = 300;                      // keep-alive connections idle longer are closed
   size_t max_stream_backlog_bytes = 64 * 1024 * 1024;  // per streaming response
+  // Requests accepted but not yet answered, as kube-apiserver's max-in-flight filter: beyond
+  // these a request is answered 429 with Retry-After at once instead of queueing without
+  // bound. Read-only (GET, HEAD, OPTIONS) and mutating requests count separately; 0 = no
+  // limit. Long-running requests (watches, streamed logs) are exempt.
+  int max_requests_inflight = 0;
+  int max_mutating_requests_inflight = 0;
+  std::function<bool(const Request&)> long_running;  // unset: none is
   std::optional<TlsOptions> tls;                       // unset: plain HTTP
 };
 

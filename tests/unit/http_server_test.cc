@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <future>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -62,6 +63,9 @@ std::string request(int port, const std::string& raw) {
 
 struct TestServer {
   std::atomic<int> streamsClosed{0};
+  std::atomic<int> blocked{0};
+  std::promise<void> release_;
+  std::shared_future<void> gate = release_.get_future().share();
   std::shared_ptr<StreamWriter> lastStream;
   std::mutex mu;
   Server server;
@@ -112,6 +116,11 @@ struct TestServer {
       std::lock_guard<std::mutex> g(mu);
       lastStream = w;
       return;
+    }
+    if (req.path == "/block") {  // holds its worker until release()
+      ++blocked;
+      gate.wait();
+      return resp->send(Response{200, {{"Content-Type", "text/plain"}}, "released"});
     }
     if (req.path == "/noanswer") return;  // the server must still answer
     resp->send(Response{404, {}, "nf"});
@@ -223,4 +232,51 @@ TEST(HttpServer, StopFinishesInFlightRequests) {
   stopper.join();
   EXPECT_NE(r.find("late"), std::string::npos) << r;
   close(fd);
+}
+
+TEST(HttpServer, MaxInFlightAnswers429WithRetryAfterAndExemptsLongRunning) {
+  ServerOptions o;
+  o.worker_threads = 8;
+  o.max_requests_inflight = 2;
+  o.max_mutating_requests_inflight = 1;
+  o.long_running = [](const Request& r) { return r.path == "/forever"; };
+  TestServer s(o);
+  auto waitBlocked = [&](int n) {
+    for (int i = 0; i < 500 && s.blocked.load() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_EQ(s.blocked.load(), n);
+  };
+  int r1 = connectTo(s.port), r2 = connectTo(s.port), w1 = connectTo(s.port);
+  sendAll(r1, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n");
+  sendAll(r2, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n");
+  waitBlocked(2);
+  // Read-only slots are full: the next read is refused at once, as upstream words it.
+  std::string refused = request(s.port, "GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(refused.rfind("HTTP/1.1 429", 0), 0u) << refused;
+  EXPECT_NE(refused.find("Retry-After: 1\r\n"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("\r\n\r\nToo many requests, please try again later.\n"), std::string::npos) << refused;
+  // Mutating requests have their own budget.
+  sendAll(w1, "POST /block HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  waitBlocked(3);
+  std::string refusedWrite =
+      request(s.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(refusedWrite.rfind("HTTP/1.1 429", 0), 0u) << refusedWrite;
+  // A long-running request is not counted.
+  int lr = connectTo(s.port);
+  sendAll(lr, "GET /forever HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string head = readAll(lr, "\r\n\r\n");
+  EXPECT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
+  close(lr);
+  // Once the slots free up, requests are served again.
+  s.release_.set_value();
+  for (int fd : {r1, r2, w1}) {
+    EXPECT_NE(readAll(fd, "released").find("released"), std::string::npos);
+    close(fd);
+  }
+  std::string ok;
+  for (int i = 0; i < 100; ++i) {  // the slots are given back as the handlers return
+    ok = request(s.port, "GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    if (ok.rfind("HTTP/1.1 200", 0) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << ok;
 }
