@@ -243,6 +243,9 @@ int main(int argc, char** argv) {
   flags.define("default-unreachable-toleration-seconds", "300",
                "tolerationSeconds of the unreachable:NoExecute toleration added to pods without one.");
   flags.define("event-ttl", "1h0m0s", "How long events are kept after they were last written.");
+  flags.define("audit-log-path", "",
+               "Append one JSON audit event (audit.k8s.io/v1, level Metadata) per request to this file; '-' is "
+               "standard output.");
   flags.define("worker-threads", "32", "Request handler threads.");
   flags.define("max-requests-inflight", "400",
                "Read-only requests in flight at most; more are answered 429 (0: no limit).");
@@ -367,6 +370,16 @@ int main(int argc, char** argv) {
   }
   ho.service_account_tokens = saTokens->get();
   ho.authenticator = authenticator->get();
+  std::unique_ptr<handlers::AuditLog> auditLog;
+  if (!flags.get("audit-log-path").empty()) {
+    auto opened = handlers::AuditLog::open(flags.get("audit-log-path"));
+    if (!opened) {
+      std::fprintf(stderr, "shepherd-apiserver: %s\n", opened.error().message.c_str());
+      return 1;
+    }
+    auditLog = std::move(*opened);
+    ho.audit = auditLog.get();
+  }
   std::vector<std::shared_ptr<const auth::Authorizer>> chain;
   {
     std::string modes = flags.get("authorization-mode");

@@ -3,6 +3,7 @@
 #include "apis/catalog.h"
 #include "apis/schema.h"
 #include "auth/impersonation.h"
+#include "common/ids.h"
 #include "handlers/node_restriction.h"
 #include "handlers/status.h"
 
@@ -42,18 +43,35 @@ void ApiHandler::setServerAddress(const std::string& address) {
 
 void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> resp) {
   requests_.fetch_add(1, std::memory_order_relaxed);
+  std::shared_ptr<AuditEvent> audit;
+  if (opts_.audit) {
+    audit = std::make_shared<AuditEvent>();
+    audit->audit_id = ids::uuid4();
+    audit->received = clock::now();
+    audit->request_uri = req.target;
+    audit->source_ip = req.remote.substr(0, req.remote.rfind(':'));
+    audit->user_agent = req.header("user-agent");
+    resp = auditingResponder(std::move(resp), *opts_.audit, audit);
+  }
+  std::vector<std::string> p = http::pathSegments(req.path);
+  if (audit) audit->info = auth::requestInfo(req, p);
   if (opts_.authenticator) {
     auto user = opts_.authenticator->authenticate(req);
     if (!user) return resp->send(errorResponse(user.error()));
     req.user = std::move(*user);
+    if (audit) audit->user = req.user;
   }
-  std::vector<std::string> p = http::pathSegments(req.path);
   if (opts_.authorizer) {
     auto acting = auth::impersonatedUser(req, req.user, *opts_.authorizer);
     if (!acting) return resp->send(errorResponse(acting.error()));
+    if (audit && acting->name != req.user.name) audit->impersonated = *acting;
     req.user = std::move(*acting);
     auth::RequestInfo info = auth::requestInfo(req, p);
     auth::Decision d = opts_.authorizer->authorize(req.user, info);
+    if (audit) {
+      audit->decision = d.allowed() ? "allow" : "forbid";
+      audit->reason = d.reason;
+    }
     if (!d.allowed()) return resp->send(errorResponse(auth::forbiddenError(req.user, info, d.reason)));
     if (auto st = admitNodeRequest(req, info, registry_); !st) return resp->send(errorResponse(st.error()));
   }

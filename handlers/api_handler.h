@@ -8,6 +8,7 @@
 
 #include "auth/authenticator.h"
 #include "auth/authorizer.h"
+#include "handlers/audit_log.h"
 #include "handlers/discovery.h"
 #include "handlers/http/message.h"
 #include "handlers/openapi.h"
@@ -30,6 +31,8 @@ struct ApiHandlerOptions {
   const auth::ServiceAccountTokens* service_account_tokens = nullptr;
   // RBAC writes are checked for privilege escalation against this policy (null: not checked).
   std::shared_ptr<const auth::PolicySource> rbac_policy;
+  // Every request is recorded here when set (--audit-log-path).
+  AuditLog* audit = nullptr;
 };
 
 // Thread-safety: handle() is called concurrently from the server's workers.

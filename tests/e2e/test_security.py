@@ -339,3 +339,43 @@ def test_rbac_writes_cannot_escalate(secure, tmp_path):
     assert rc == 0, err
     rc, out, err = kubectl(cfg, "create", "rolebinding", "bob-edit", "--clusterrole=edit", "--user=bob")
     assert rc != 0 and "is attempting to grant RBAC permissions not currently held" in err, err
+
+
+def test_audit_log_records_every_request(server_factory, tmp_path):
+    log_path = str(tmp_path / "audit.log")
+    srv = server_factory(extra_args=["--audit-log-path", log_path])
+    home = str(tmp_path / "home")
+    os.makedirs(os.path.join(home, "cache"))
+
+    def kubectl(kubeconfig, *args):
+        view = type("S", (), {"kubeconfig": kubeconfig})
+        return run_kubectl(view, os.path.join(home, "cache"), "1.33", *args)
+
+    admin_cfg = os.path.join(srv.pki_dir, "admin.kubeconfig")
+    rc, out, err = kubectl(admin_cfg, "create", "configmap", "audited", "--from-literal=k=v")
+    assert rc == 0, err
+    rc, out, err = kubectl(admin_cfg, "get", "pods", "-n", "kube-system", "--as", "eve")
+    assert rc != 0 and "forbidden" in err
+    st, _, _ = http_request(srv.base_url, "GET", "/api/v1/namespaces", context=srv.client_context(None),
+                            headers={"Authorization": "Bearer nope"})
+    assert st == 401
+    with open(log_path) as f:
+        events = [json.loads(line) for line in f]
+    assert all(e["kind"] == "Event" and e["apiVersion"] == "audit.k8s.io/v1" and e["level"] == "Metadata"
+               for e in events)
+    created = [e for e in events if e["verb"] == "create" and e.get("objectRef", {}).get("resource") == "configmaps"]
+    assert len(created) == 1, events
+    c = created[0]
+    assert c["user"]["username"] == "kubernetes-admin" and "system:masters" in c["user"]["groups"]
+    assert c["objectRef"] == {"resource": "configmaps", "namespace": "default", "apiVersion": "v1"}
+    assert c["responseStatus"] == {"metadata": {}, "code": 201}
+    assert c["stage"] == "ResponseComplete" and c["sourceIPs"] == ["127.0.0.1"]
+    assert c["userAgent"].startswith("kubectl") and c["annotations"]["authorization.k8s.io/decision"] == "allow"
+    denied = [e for e in events if e.get("impersonatedUser", {}).get("username") == "eve"]
+    assert denied and denied[-1]["responseStatus"] == {"metadata": {}, "status": "Failure", "reason": "Forbidden",
+                                                       "code": 403}, denied
+    assert denied[-1]["user"]["username"] == "kubernetes-admin"
+    assert denied[-1]["annotations"]["authorization.k8s.io/decision"] == "forbid"
+    unauth = [e for e in events if e["responseStatus"]["code"] == 401]
+    assert len(unauth) == 1 and unauth[0]["requestURI"] == "/api/v1/namespaces" and "username" not in unauth[0]["user"]
+    assert all(e["auditID"] for e in events) and len({e["auditID"] for e in events}) == len(events)
