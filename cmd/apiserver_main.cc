@@ -243,6 +243,11 @@ int main(int argc, char** argv) {
   flags.define("default-unreachable-toleration-seconds", "300",
                "tolerationSeconds of the unreachable:NoExecute toleration added to pods without one.");
   flags.define("event-ttl", "1h0m0s", "How long events are kept after they were last written.");
+  flags.define("kubelet-client-certificate", "",
+               "Client certificate for kubelet connections (default CERT-DIR/apiserver-kubelet-client.crt).");
+  flags.define("kubelet-client-key", "", "Key of --kubelet-client-certificate.");
+  flags.define("kubelet-certificate-authority", "",
+               "CA that kubelets' serving certificates must chain to (default: not verified, as upstream).");
   flags.define("audit-log-path", "",
                "Append one JSON audit event (audit.k8s.io/v1, level Metadata) per request to this file; '-' is "
                "standard output.");
@@ -341,6 +346,19 @@ int main(int argc, char** argv) {
       return 2;
     }
     hs.tls = tls;
+    // Kubelets are reached over HTTPS too, as the apiserver-kubelet-client identity.
+    handlers::KubeletClientTls kt{flags.get("kubelet-client-certificate"), flags.get("kubelet-client-key"),
+                                  flags.get("kubelet-certificate-authority")};
+    if (kt.cert_file.empty()) {
+      kt.cert_file = certDir + "/apiserver-kubelet-client.crt";
+      kt.key_file = certDir + "/apiserver-kubelet-client.key";
+    }
+    std::string err;
+    ho.kubelet_tls = handlers::kubeletClientTls(kt, err);
+    if (!ho.kubelet_tls) {
+      std::fprintf(stderr, "shepherd-apiserver: %s\n", err.c_str());
+      return 2;
+    }
   }
   auth::AuthenticatorOptions ao;
   ao.anonymous = flags.getBool("anonymous-auth");

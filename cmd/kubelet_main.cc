@@ -18,6 +18,8 @@
 #include "kubelet-lite/cri_client.h"
 #include "kubelet-lite/kubelet.h"
 #include "kubelet-lite/log_server.h"
+#include "kubelet-lite/serving_cert.h"
+#include "pki/certificates.h"
 #include "kubelet-lite/node_status.h"
 
 using namespace shepherd;
@@ -68,6 +70,15 @@ int main(int argc, char** argv) {
                "The node's InternalIP: pods' hostIP, and where the API server reaches the kubelet port.");
   flags.define("address", "", "Address the kubelet port binds (default: --node-ip).");
   flags.define("port", "10250", "The kubelet port (container logs, health).");
+  flags.define("cert-dir", "", "Where the kubelet port's certificates are kept (default ROOT-DIR/pki).");
+  flags.define("tls-cert-file", "",
+               "Serving certificate of the kubelet port (default: one from a self-signed CA in --cert-dir).");
+  flags.define("tls-private-key-file", "", "Key of --tls-cert-file.");
+  flags.define("client-ca-file", "",
+               "CA of the client certificates the kubelet port accepts (default: the kubeconfig's CA; with no CA "
+               "at all the port is plain HTTP).");
+  flags.define("authorized-client-users", "kube-apiserver-kubelet-client",
+               "Certificate users (CN) that may read container logs, comma-separated.");
   flags.define("runtime", "cri",
                "cri: containers through containerd's CRI; fake: no containers (scale tests).");
   flags.define("container-runtime-endpoint", "unix:///run/containerd/containerd.sock", "The CRI socket.");
@@ -152,7 +163,38 @@ int main(int argc, char** argv) {
 
   // The kubelet port first: the Node advertises the port it really got (--port=0 picks one).
   std::string bind = flags.get("address").empty() ? kc.node_ip : flags.get("address");
-  kubelet::LogServer logs(kl, bind, flags.getInt("port"));
+  kubelet::LogServerOptions lo;
+  lo.address = bind;
+  lo.port = flags.getInt("port");
+  std::string caPem = cfg->ca_data;
+  if (caPem.empty() && !cfg->ca_file.empty())
+    if (auto f = pki::readFile(cfg->ca_file)) caPem = *f;
+  if (!flags.get("client-ca-file").empty() || !caPem.empty()) {
+    kubelet::ServingCertOptions so;
+    so.cert_dir = flags.get("cert-dir").empty() ? rootDir + "/pki" : flags.get("cert-dir");
+    so.node_name = nodeName;
+    so.node_ip = kc.node_ip;
+    so.cert_file = flags.get("tls-cert-file");
+    so.key_file = flags.get("tls-private-key-file");
+    so.client_ca_file = flags.get("client-ca-file");
+    so.client_ca_pem = caPem;
+    auto tls = kubelet::kubeletServingTls(so);
+    if (!tls) {
+      std::fprintf(stderr, "kubelet-lite: kubelet port TLS: %s\n", tls.error().message.c_str());
+      return 1;
+    }
+    lo.tls = *tls;
+    std::string users = flags.get("authorized-client-users");
+    for (size_t start = 0; start <= users.size();) {
+      size_t comma = users.find(',', start);
+      if (comma == std::string::npos) comma = users.size();
+      if (comma > start) lo.allowed_users.push_back(users.substr(start, comma - start));
+      start = comma + 1;
+    }
+  } else {
+    LOG_WARN("kubelet-lite: no cluster CA known; the kubelet port serves plain HTTP");
+  }
+  kubelet::LogServer logs(kl, lo);
   auto port = logs.start();
   if (!port) {
     std::fprintf(stderr, "kubelet-lite: kubelet port: %s\n", port.error().message.c_str());

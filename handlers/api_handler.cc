@@ -33,6 +33,7 @@ ApiHandler::ApiHandler(registry::Registry& registry, ApiHandlerOptions opts)
   rest_.setAuthorizer(opts_.authorizer);
   rest_.setServiceAccountTokens(opts_.service_account_tokens);
   rest_.setRbacPolicy(opts_.rbac_policy);
+  rest_.setKubeletTls(opts_.kubelet_tls);
   api_versions_ = apiVersionsJson(opts_.server_address);
   group_list_ = apiGroupListJson(apis::Catalog::instance());
 }

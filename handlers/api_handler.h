@@ -33,6 +33,8 @@ struct ApiHandlerOptions {
   std::shared_ptr<const auth::PolicySource> rbac_policy;
   // Every request is recorded here when set (--audit-log-path).
   AuditLog* audit = nullptr;
+  // Kubelets are asked for logs over HTTPS with this context (null: plain HTTP).
+  std::shared_ptr<boost::asio::ssl::context> kubelet_tls;
 };
 
 // Thread-safety: handle() is called concurrently from the server's workers.

@@ -64,7 +64,8 @@ AuditLog::~AuditLog() {
   if (owned_ && out_) std::fclose(out_);
 }
 
-void AuditLog::write(const AuditEvent& e, const std::string& stage, int code, const std::string& status_body) {
+void AuditLog::write(const AuditEvent& e, const std::string& stage, int code,
+                     const std::string& status_body) {
   json::Document d;
   d.SetObject();
   auto& a = d.GetAllocator();
@@ -84,7 +85,8 @@ void AuditLog::write(const AuditEvent& e, const std::string& stage, int code, co
   json::set(d, "sourceIPs", std::move(ips), a);
   if (!e.user_agent.empty())
     json::setString(d, "userAgent",
-                    e.user_agent.size() > 1024 ? e.user_agent.substr(0, 1024) + "...TRUNCATED" : e.user_agent, a);
+                    e.user_agent.size() > 1024 ? e.user_agent.substr(0, 1024) + "...TRUNCATED" : e.user_agent,
+                    a);
   if (e.info && e.info->resource_request) {
     json::Value ref(rapidjson::kObjectType);
     const auto& i = *e.info;

@@ -24,7 +24,7 @@ struct AuditEvent {
   std::string audit_id;
   clock::TimePoint received;
   std::string request_uri, source_ip, user_agent;
-  auth::UserInfo user;                  // as authenticated
+  auth::UserInfo user;  // as authenticated
   std::optional<auth::UserInfo> impersonated;
   std::optional<auth::RequestInfo> info;
   std::string decision, reason;  // authorization: "allow" / "forbid"

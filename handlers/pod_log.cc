@@ -7,6 +7,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 #include "common/clock.h"
 #include "common/url.h"
@@ -111,7 +112,101 @@ ApiError kubeletError(int code, const std::string& body, const std::string& pod)
   return ApiError::make(code, "InternalError", "the kubelet answered " + std::to_string(code) + ": " + text);
 }
 
+bool tlsPending(beast::tcp_stream&) { return false; }
+bool tlsPending(beast::ssl_stream<beast::tcp_stream&>& s) { return SSL_pending(s.native_handle()) > 0; }
+
+// Sends GET `target` on `stream` (plain or TLS) and relays the kubelet's answer. The
+// socket is polled so a client that goes away ends the relay even while the kubelet has
+// nothing to send (a quiet `logs -f`); bytes TLS has already decrypted are read first.
+template <class Stream>
+void relayKubeletLogs(Stream& stream, const std::string& host, const std::string& target, const std::string& nodeName,
+                      const std::string& pod, const std::shared_ptr<http::Responder>& resp) {
+  beast::tcp_stream& tcp = beast::get_lowest_layer(stream);
+  beast::error_code ec;
+  bhttp::request<bhttp::empty_body> out(bhttp::verb::get, target, 11);
+  out.set(bhttp::field::host, host);
+  out.set(bhttp::field::connection, "close");
+  tcp.expires_after(std::chrono::seconds(10));
+  bhttp::write(stream, out, ec);
+  beast::flat_buffer buf;
+  bhttp::response_parser<bhttp::buffer_body> parser;
+  parser.body_limit(boost::none);
+  if (!ec) {
+    tcp.expires_after(std::chrono::seconds(30));
+    bhttp::read_header(stream, buf, parser, ec);
+  }
+  if (ec)
+    return resp->send(errorResponse(ApiError::make(
+        503, "ServiceUnavailable", "reading logs from node " + nodeName + " failed: " + ec.message())));
+  tcp.expires_never();
+  int code = parser.get().result_int();
+  char piece[16384];
+  auto readPiece = [&](size_t& got) {
+    parser.get().body().data = piece;
+    parser.get().body().size = sizeof piece;
+    bhttp::read_some(stream, buf, parser, ec);
+    if (ec == bhttp::error::need_buffer) ec = {};
+    got = sizeof piece - parser.get().body().size;
+  };
+  if (code != 200) {
+    std::string body;
+    tcp.expires_after(std::chrono::seconds(10));
+    while (!parser.is_done() && !ec && body.size() < 50 * 1024) {
+      size_t got = 0;
+      readPiece(got);
+      body.append(piece, got);
+    }
+    return resp->send(errorResponse(kubeletError(code, body, pod)));
+  }
+  auto writer = resp->startStream(200, {{"Content-Type", "text/plain"}});
+  if (!writer) return;  // the client is gone
+  int fd = tcp.socket().native_handle();
+  while (!parser.is_done() && !writer->closed()) {
+    if (buf.size() == 0 && !tlsPending(stream)) {
+      pollfd p{fd, POLLIN, 0};
+      int r = ::poll(&p, 1, 250);
+      if (r == 0) continue;
+      if (r < 0 && errno != EINTR) break;
+    }
+    size_t got = 0;
+    readPiece(got);
+    if (got > 0) {
+      http::Chunk c;
+      c.data.assign(piece, got);
+      if (!writer->write(std::move(c))) break;
+    }
+    if (ec) break;
+  }
+  writer->finish();
+}
+
 }  // namespace
+
+std::shared_ptr<net::ssl::context> kubeletClientTls(const KubeletClientTls& o, std::string& error) {
+  auto ctx = std::make_shared<net::ssl::context>(net::ssl::context::tls_client);
+  beast::error_code ec;
+  ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                   net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1);
+  ctx->use_certificate_chain_file(o.cert_file, ec);
+  if (!ec) ctx->use_private_key_file(o.key_file, net::ssl::context::pem, ec);
+  if (ec) {
+    error = "kubelet client certificate " + o.cert_file + ": " + ec.message();
+    return nullptr;
+  }
+  // As kube-apiserver without --kubelet-certificate-authority, the kubelet's serving
+  // certificate (self-signed by default) is not verified; with it, it must chain to it.
+  if (!o.ca_file.empty()) {
+    ctx->load_verify_file(o.ca_file, ec);
+    if (ec) {
+      error = "kubelet certificate authority " + o.ca_file + ": " + ec.message();
+      return nullptr;
+    }
+    ctx->set_verify_mode(net::ssl::verify_peer);
+  } else {
+    ctx->set_verify_mode(net::ssl::verify_none);
+  }
+  return ctx;
+}
 
 void RestHandler::podLog(http::Request& req, const std::shared_ptr<http::Responder>& resp,
                          const RequestScope& s) {
@@ -166,75 +261,30 @@ void RestHandler::podLog(http::Request& req, const std::shared_ptr<http::Respond
     return resp->send(errorResponse(
         ApiError::badRequest("node " + nodeName + " has no InternalIP address and kubelet port")));
 
-  // Relay. The socket is polled so a client that goes away ends the relay even while the
-  // kubelet has nothing to send (a quiet `logs -f`).
+  std::string target = "/containerLogs/" + urlEncode(s.ns) + "/" + urlEncode(s.name) + "/" +
+                       urlEncode(container) + opts->query;
   net::io_context ioc;
-  beast::tcp_stream stream(ioc);
+  beast::tcp_stream tcp(ioc);
   beast::error_code ec;
   net::ip::tcp::resolver resolver(ioc);
   auto endpoints = resolver.resolve(host, std::to_string(port->GetInt()), ec);
   if (!ec) {
-    stream.expires_after(std::chrono::seconds(5));
-    stream.connect(endpoints, ec);
+    tcp.expires_after(std::chrono::seconds(5));
+    tcp.connect(endpoints, ec);
   }
   if (ec)
     return resp->send(errorResponse(ApiError::make(
         503, "ServiceUnavailable", "the kubelet of node " + nodeName + " is unreachable: " + ec.message())));
-  std::string target = "/containerLogs/" + urlEncode(s.ns) + "/" + urlEncode(s.name) + "/" +
-                       urlEncode(container) + opts->query;
-  bhttp::request<bhttp::empty_body> out(bhttp::verb::get, target, 11);
-  out.set(bhttp::field::host, host);
-  out.set(bhttp::field::connection, "close");
-  bhttp::write(stream, out, ec);
-  beast::flat_buffer buf;
-  bhttp::response_parser<bhttp::buffer_body> parser;
-  parser.body_limit(boost::none);
-  if (!ec) {
-    stream.expires_after(std::chrono::seconds(30));
-    bhttp::read_header(stream, buf, parser, ec);
-  }
+  if (!kubelet_tls_) return relayKubeletLogs(tcp, host, target, nodeName, s.name, resp);
+  // HTTPS with the API server's kubelet-client certificate, as kube-apiserver talks to kubelets.
+  beast::ssl_stream<beast::tcp_stream&> tls(tcp, *kubelet_tls_);
+  SSL_set_tlsext_host_name(tls.native_handle(), host.c_str());
+  tcp.expires_after(std::chrono::seconds(5));
+  tls.handshake(net::ssl::stream_base::client, ec);
   if (ec)
     return resp->send(errorResponse(ApiError::make(
-        503, "ServiceUnavailable", "reading logs from node " + nodeName + " failed: " + ec.message())));
-  stream.expires_never();
-  int code = parser.get().result_int();
-  char piece[16384];
-  auto readPiece = [&](size_t& got) {
-    parser.get().body().data = piece;
-    parser.get().body().size = sizeof piece;
-    bhttp::read_some(stream, buf, parser, ec);
-    if (ec == bhttp::error::need_buffer) ec = {};
-    got = sizeof piece - parser.get().body().size;
-  };
-  if (code != 200) {
-    std::string body;
-    stream.expires_after(std::chrono::seconds(10));
-    while (!parser.is_done() && !ec && body.size() < 50 * 1024) {
-      size_t got = 0;
-      readPiece(got);
-      body.append(piece, got);
-    }
-    return resp->send(errorResponse(kubeletError(code, body, s.name)));
-  }
-  auto writer = resp->startStream(200, textHeaders);
-  int fd = stream.socket().native_handle();
-  while (!parser.is_done() && !writer->closed()) {
-    if (buf.size() == 0) {
-      pollfd p{fd, POLLIN, 0};
-      int r = ::poll(&p, 1, 250);
-      if (r == 0) continue;
-      if (r < 0 && errno != EINTR) break;
-    }
-    size_t got = 0;
-    readPiece(got);
-    if (got > 0) {
-      http::Chunk c;
-      c.data.assign(piece, got);
-      if (!writer->write(std::move(c))) break;
-    }
-    if (ec) break;
-  }
-  writer->finish();
+        503, "ServiceUnavailable", "TLS with the kubelet of node " + nodeName + " failed: " + ec.message())));
+  relayKubeletLogs(tls, host, target, nodeName, s.name, resp);
 }
 
 }  // namespace shepherd::handlers

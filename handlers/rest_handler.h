@@ -13,7 +13,19 @@
 #include "registry/registry.h"
 #include "registry/store.h"
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace shepherd::handlers {
+
+// How the API server reaches kubelets over HTTPS: its client certificate and, optionally,
+// the CA the kubelets' serving certificates must chain to (unset: not verified, as upstream).
+struct KubeletClientTls {
+  std::string cert_file, key_file, ca_file;
+};
+// The TLS context for KubeletClientTls; null with `error` set when the files do not load.
+std::shared_ptr<boost::asio::ssl::context> kubeletClientTls(const KubeletClientTls& o, std::string& error);
 
 struct RequestScope {
   std::shared_ptr<const apis::Resource> resource;
@@ -34,6 +46,8 @@ class RestHandler {
   void setServiceAccountTokens(const auth::ServiceAccountTokens* t) { service_account_tokens_ = t; }
   // RBAC writes are checked for escalation against it (null: not checked). Set before serving.
   void setRbacPolicy(std::shared_ptr<const auth::PolicySource> p) { rbac_policy_ = std::move(p); }
+  // Logs are fetched from kubelets over HTTPS with this context (null: plain HTTP).
+  void setKubeletTls(std::shared_ptr<boost::asio::ssl::context> c) { kubelet_tls_ = std::move(c); }
   void handle(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& scope);
 
  private:
@@ -66,6 +80,7 @@ class RestHandler {
   const auth::Authorizer* authorizer_ = nullptr;
   const auth::ServiceAccountTokens* service_account_tokens_ = nullptr;
   std::shared_ptr<const auth::PolicySource> rbac_policy_;
+  std::shared_ptr<boost::asio::ssl::context> kubelet_tls_;
 };
 
 }  // namespace shepherd::handlers

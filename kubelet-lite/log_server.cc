@@ -1,5 +1,6 @@
 #include "kubelet-lite/log_server.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -104,10 +105,11 @@ LogOptions logOptionsFromQuery(const http::Request& req) {
   return o;
 }
 
-LogServer::LogServer(Kubelet& kubelet, std::string address, int port) : k_(kubelet) {
+LogServer::LogServer(Kubelet& kubelet, LogServerOptions opts) : k_(kubelet), opts_(std::move(opts)) {
   http::ServerOptions o;
-  o.address = std::move(address);
-  o.port = port;
+  o.address = opts_.address;
+  o.port = opts_.port;
+  o.tls = opts_.tls;
   o.io_threads = 1;
   o.worker_threads = 16;  // a follow holds a worker for its lifetime
   server_ = std::make_unique<http::Server>(
@@ -132,6 +134,16 @@ void LogServer::handle(http::Request& req, std::shared_ptr<http::Responder> resp
   const std::string prefix = "/containerLogs/";
   if (req.path.rfind(prefix, 0) != 0) return resp->send(plain(404, "404 page not found\n"));
   if (req.method != "GET") return resp->send(plain(405, "method not allowed\n"));
+  if (opts_.tls) {
+    // Only the API server may read logs (upstream's kubelet asks the API server's
+    // authorizer; ours knows its one client). Texts as the kubelet's.
+    const auto& cert = req.client_certificate;
+    if (!cert || !cert->verified) return resp->send(plain(401, "Unauthorized\n"));
+    if (std::find(opts_.allowed_users.begin(), opts_.allowed_users.end(), cert->common_name) ==
+        opts_.allowed_users.end())
+      return resp->send(plain(403, "Forbidden (user=" + cert->common_name +
+                                       ", verb=get, resource=nodes, subresource(s)=[proxy])\n"));
+  }
   std::vector<std::string> parts;
   std::stringstream ss(req.path.substr(prefix.size()));
   for (std::string p; std::getline(ss, p, '/');) parts.push_back(p);

@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/api_error.h"
 #include "common/json.h"
@@ -28,10 +30,20 @@ Result<LogTarget> checkContainerLogStatus(const json::Value& pod, const std::str
 // Parses the query of a log request (the API server has validated it already).
 LogOptions logOptionsFromQuery(const http::Request& req);
 
+// How the kubelet port is served: HTTPS when `tls` is set, and then container logs only to
+// clients whose verified certificate names one of `allowed_users` (the API server's
+// kubelet-client identity); plain HTTP otherwise (a node of a plain-HTTP test cluster).
+struct LogServerOptions {
+  std::string address;
+  int port = 10250;
+  std::optional<http::TlsOptions> tls;
+  std::vector<std::string> allowed_users;
+};
+
 // Thread-safety: start/stop from one thread; requests are served concurrently.
 class LogServer {
  public:
-  LogServer(Kubelet& kubelet, std::string address, int port);
+  LogServer(Kubelet& kubelet, LogServerOptions opts);
   ~LogServer();
   Result<int> start();
   void stop();
@@ -43,6 +55,7 @@ class LogServer {
   bool containerRunning(const std::string& ns, const std::string& pod, const std::string& container);
 
   Kubelet& k_;
+  LogServerOptions opts_;
   std::unique_ptr<http::Server> server_;
   std::atomic<bool> stopping_{false};
 };

@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "common/log.h"
+#include "handlers/http/beast_request.h"
 
 namespace shepherd::http {
 
@@ -333,38 +334,10 @@ class Session final : public SessionBase {
     keep_alive_ = msg.keep_alive();
     head_ = msg.method() == bhttp::verb::head;
     auto req = std::make_shared<Request>();
-    req->method = std::string(msg.method_string());
-    req->target = std::string(msg.target());
+    fillRequest(*req, std::move(msg));
     req->remote = remote_;
     req->tls = kTls;
     req->client_certificate = client_certificate_;
-    std::string_view target = msg.target();
-    auto q = target.find('?');
-    req->path = percentDecode(target.substr(0, q), false);
-    if (q != std::string_view::npos) {
-      std::string_view qs = target.substr(q + 1);
-      size_t start = 0;
-      while (start <= qs.size()) {
-        size_t amp = qs.find('&', start);
-        if (amp == std::string_view::npos) amp = qs.size();
-        std::string_view part = qs.substr(start, amp - start);
-        if (!part.empty()) {
-          auto eq = part.find('=');
-          if (eq == std::string_view::npos)
-            req->query.emplace_back(percentDecode(part, true), "");
-          else
-            req->query.emplace_back(percentDecode(part.substr(0, eq), true),
-                                    percentDecode(part.substr(eq + 1), true));
-        }
-        start = amp + 1;
-      }
-    }
-    for (auto& f : msg) {
-      std::string name(f.name_string());
-      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      req->headers.emplace_back(std::move(name), std::string(f.value()));
-    }
-    req->body = std::move(msg.body());
     handling_ = true;
     // Max in flight: reserve a slot or answer 429 without queueing the request.
     std::atomic<int>* slot = nullptr;

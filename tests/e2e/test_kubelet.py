@@ -6,13 +6,16 @@ orphan clean-up, and the fake runtime.
 Pods are bound by setting spec.nodeName (no scheduler is needed). The node runs under a
 short temporary directory with its own pod subnet and bridge (tests/harness/real_node.py).
 """
+import http.client
 import json
 import os
+import ssl
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 import uuid
 
@@ -485,6 +488,38 @@ def test_restart_adopts_running_containers_and_collects_orphans(server, node, ns
         assert time.monotonic() < deadline, ("orphan not collected", left_containers, left_cgroups)
         time.sleep(0.5)
     delete_pod(server, ns, "keep", wait=False)
+
+
+def test_kubelet_port_serves_logs_only_to_the_api_server(server, node, ns):
+    make_pod(server, node, ns, "port", [{"name": "c", "image": "busybox", "command": sh(TERM_AWARE % "echo secret-log; sleep 3600")}])
+    wait_pod(server, ns, "port", running, what="Running")
+    assert pod_log(server, ns, "port")[1] == "secret-log\n"  # through the API server: allowed
+    _, _, nodeobj = server.api.get("/api/v1/nodes/" + node.name)
+    ip = [a["address"] for a in nodeobj["status"]["addresses"] if a["type"] == "InternalIP"][0]
+    port = nodeobj["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"]
+    url = "https://%s:%d/containerLogs/%s/port/c" % (ip, port, ns)
+
+    def fetch(identity):
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE  # the kubelet's certificate is self-signed, as upstream's
+        if identity:
+            ctx.load_cert_chain(os.path.join(server.pki_dir, identity + ".crt"),
+                                os.path.join(server.pki_dir, identity + ".key"))
+        try:
+            with urllib.request.urlopen(url, context=ctx, timeout=10) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    assert fetch("apiserver-kubelet-client") == (200, "secret-log\n")
+    assert fetch(None) == (401, "Unauthorized\n")
+    assert fetch("admin") == (403, "Forbidden (user=kubernetes-admin, verb=get, resource=nodes, "
+                                   "subresource(s)=[proxy])\n")
+    # No plain HTTP on the kubelet port.
+    with pytest.raises((urllib.error.URLError, ConnectionError, http.client.HTTPException)):
+        urllib.request.urlopen(url.replace("https://", "http://"), timeout=10).read()
+    delete_pod(server, ns, "port", wait=False)
 
 
 def test_fake_runtime_node(server, ns):
