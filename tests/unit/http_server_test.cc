@@ -1,4 +1,5 @@
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -6,8 +7,6 @@
 #include <atomic>
 #include <future>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "handlers/http/server.h"
 
@@ -131,7 +130,8 @@ struct TestServer {
 
 TEST(HttpServer, ServesRequestsWithQueryBodyAndRepeatedHeaders) {
   TestServer s;
-  std::string r = request(s.port, "POST /echo?q=a%20b HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc");
+  std::string r = request(
+      s.port, "POST /echo?q=a%20b HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc");
   EXPECT_NE(r.find("200 OK"), std::string::npos) << r;
   EXPECT_NE(r.find("POST /echo q=a b body=abc"), std::string::npos) << r;
   EXPECT_NE(r.find("Warning: 299 - \"one\""), std::string::npos);
@@ -155,7 +155,8 @@ TEST(HttpServer, KeepAliveServesSeveralRequestsOnOneConnection) {
 
 TEST(HttpServer, LimitsBodiesAndHeaders) {
   TestServer s;
-  std::string big = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(4 * 1024 * 1024) + "\r\n\r\n";
+  std::string big =
+      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(4 * 1024 * 1024) + "\r\n\r\n";
   std::string r = request(s.port, big);
   EXPECT_NE(r.find("413"), std::string::npos) << r;
   EXPECT_NE(r.find("RequestEntityTooLarge"), std::string::npos);
@@ -188,7 +189,8 @@ TEST(HttpServer, ClientThatVanishesEndsItsStream) {
   sendAll(fd, "GET /forever HTTP/1.1\r\nHost: x\r\n\r\n");
   readAll(fd, "\r\n\r\n");
   close(fd);
-  for (int i = 0; i < 200 && s.streamsClosed.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 200 && s.streamsClosed.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(s.streamsClosed.load(), 1);
   std::lock_guard<std::mutex> g(s.mu);
   Chunk c;
@@ -242,7 +244,8 @@ TEST(HttpServer, MaxInFlightAnswers429WithRetryAfterAndExemptsLongRunning) {
   o.long_running = [](const Request& r) { return r.path == "/forever"; };
   TestServer s(o);
   auto waitBlocked = [&](int n) {
-    for (int i = 0; i < 500 && s.blocked.load() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int i = 0; i < 500 && s.blocked.load() < n; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     ASSERT_EQ(s.blocked.load(), n);
   };
   int r1 = connectTo(s.port), r2 = connectTo(s.port), w1 = connectTo(s.port);
@@ -253,7 +256,8 @@ TEST(HttpServer, MaxInFlightAnswers429WithRetryAfterAndExemptsLongRunning) {
   std::string refused = request(s.port, "GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(refused.rfind("HTTP/1.1 429", 0), 0u) << refused;
   EXPECT_NE(refused.find("Retry-After: 1\r\n"), std::string::npos) << refused;
-  EXPECT_NE(refused.find("\r\n\r\nToo many requests, please try again later.\n"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("\r\n\r\nToo many requests, please try again later.\n"), std::string::npos)
+      << refused;
   // Mutating requests have their own budget.
   sendAll(w1, "POST /block HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
   waitBlocked(3);
@@ -279,4 +283,32 @@ TEST(HttpServer, MaxInFlightAnswers429WithRetryAfterAndExemptsLongRunning) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << ok;
+}
+
+TEST(HttpServer, SlowlorisConnectionsAreClosedAfterTheHeaderTimeout) {
+  ServerOptions o;
+  o.header_timeout_seconds = 1;
+  TestServer s(o);
+  // Silent, and trickling a header that never ends: both are cut after the timeout,
+  // while a well-behaved client is served meanwhile.
+  int silent = connectTo(s.port);
+  int trickle = connectTo(s.port);
+  auto t0 = std::chrono::steady_clock::now();
+  sendAll(trickle, "GET /echo HTTP/1.1\r\nHost: x\r\n");
+  std::thread dripper([&] {
+    for (int i = 0; i < 4; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(400));
+      sendAll(trickle, "X-Drip: " + std::to_string(i) + "\r\n");
+    }
+  });
+  std::string ok = request(s.port, "GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << ok;
+  EXPECT_EQ(readAll(silent), "");  // closed by the server: recv returns 0
+  std::string dripped = readAll(trickle);
+  auto elapsed = std::chrono::steady_clock::now() - t0;
+  dripper.join();
+  EXPECT_EQ(dripped.find("200"), std::string::npos) << dripped;  // never served
+  EXPECT_LT(elapsed, std::chrono::seconds(5));                   // and not kept open by dripping
+  close(silent);
+  close(trickle);
 }
