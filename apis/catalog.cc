@@ -2,6 +2,7 @@
 
 #include "apis/kinds/kinds.h"
 #include "auth/access_review.h"
+#include "auth/node_authorizer.h"
 
 namespace shepherd::apis {
 
@@ -81,6 +82,17 @@ Catalog::Catalog() {
       return auth::answerAccessReview(body, ctx.user, ctx.authorizer, false);
     };
     staged_ephemeral.push_back(sar);
+    auto ssrr = std::make_shared<Resource>(*ssar);
+    ssrr->kind = "SelfSubjectRulesReview";
+    ssrr->plural = "selfsubjectrulesreviews";
+    ssrr->singular = "selfsubjectrulesreview";
+    ssrr->schema_name = "io.k8s.api.authorization.v1.SelfSubjectRulesReview";
+    ssrr->ephemeral_create = [](json::Document& body, const EphemeralContext& ctx) {
+      // Rules of authorizers other than RBAC (the Node authorizer) are not listed.
+      bool others = auth::nodeNameOf(ctx.user) != "";
+      return auth::answerRulesReview(body, ctx.user, ctx.rbac_policy, others);
+    };
+    staged_ephemeral.push_back(ssrr);
   }
   // authentication.k8s.io/v1 SelfSubjectReview: the requester as authenticated (whoami).
   {

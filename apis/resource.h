@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "auth/authorizer.h"
+#include "auth/rbac_policy.h"
 #include "auth/user_info.h"
 #include "common/api_error.h"
 #include "common/json.h"
@@ -101,6 +102,7 @@ class Strategy {
 struct EphemeralContext {
   const auth::UserInfo& user;                    // the requester as authenticated
   const auth::Authorizer* authorizer = nullptr;  // null: everything is allowed
+  const auth::PolicySource* rbac_policy = nullptr;  // null: RBAC is not in use
 };
 
 struct Resource {

@@ -1,5 +1,9 @@
 #include "auth/access_review.h"
 
+#include <algorithm>
+
+#include "auth/rbac_escalation.h"
+
 namespace shepherd::auth {
 
 Result<std::string> answerAccessReview(json::Document& review, const UserInfo& requester,
@@ -57,6 +61,50 @@ Result<std::string> answerAccessReview(json::Document& review, const UserInfo& r
   status.AddMember("allowed", d.allowed(), a);
   if (d.kind == Decision::Kind::Deny) status.AddMember("denied", true, a);
   if (!d.reason.empty()) status.AddMember("reason", json::str(d.reason, a), a);
+  json::set(review, "status", std::move(status), a);
+  return json::serialize(review);
+}
+
+Result<std::string> answerRulesReview(json::Document& review, const UserInfo& requester,
+                                      const PolicySource* policy, bool other_authorizers) {
+  auto& a = review.GetAllocator();
+  std::string ns(json::getStringPath(review, {"spec", "namespace"}));
+  std::vector<PolicyRule> rules;
+  bool incomplete = other_authorizers;
+  if (std::find(requester.groups.begin(), requester.groups.end(), kMastersGroup) != requester.groups.end()) {
+    rules = {PolicyRule{{"*"}, {"*"}, {"*"}, {}, {}}, PolicyRule{{"*"}, {}, {}, {}, {"*"}}};
+  } else if (policy) {
+    if (auto snapshot = policy->current()) rules = rulesFor(*snapshot, requester, ns);
+  } else {
+    incomplete = true;
+  }
+  auto strings = [&](const std::vector<std::string>& v) {
+    json::Value arr(rapidjson::kArrayType);
+    for (const auto& s : v) arr.PushBack(json::str(s, a), a);
+    return arr;
+  };
+  json::Value resourceRules(rapidjson::kArrayType), nonResourceRules(rapidjson::kArrayType);
+  for (const auto& r : rules) {
+    json::Value v(rapidjson::kObjectType);
+    json::set(v, "verbs", strings(r.verbs), a);
+    if (!r.non_resource_urls.empty()) {
+      json::set(v, "nonResourceURLs", strings(r.non_resource_urls), a);
+      nonResourceRules.PushBack(v, a);
+      continue;
+    }
+    json::set(v, "apiGroups", strings(r.api_groups), a);
+    json::set(v, "resources", strings(r.resources), a);
+    if (!r.resource_names.empty()) json::set(v, "resourceNames", strings(r.resource_names), a);
+    resourceRules.PushBack(v, a);
+  }
+  json::setString(review, "apiVersion", "authorization.k8s.io/v1", a);
+  json::setString(review, "kind", "SelfSubjectRulesReview", a);
+  json::Value status(rapidjson::kObjectType);
+  json::set(status, "resourceRules", std::move(resourceRules), a);
+  json::set(status, "nonResourceRules", std::move(nonResourceRules), a);
+  json::set(status, "incomplete", json::Value(incomplete), a);
+  if (other_authorizers)
+    json::setString(status, "evaluationError", "node authorizer does not support user rule resolution", a);
   json::set(review, "status", std::move(status), a);
   return json::serialize(review);
 }

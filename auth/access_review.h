@@ -5,6 +5,7 @@
 #include <string>
 
 #include "auth/authorizer.h"
+#include "auth/rbac_policy.h"
 #include "common/api_error.h"
 #include "common/json.h"
 
@@ -15,5 +16,11 @@ namespace shepherd::auth {
 // one of resourceAttributes and nonResourceAttributes (or, not self, without a user or group).
 Result<std::string> answerAccessReview(json::Document& review, const UserInfo& requester,
                                        const Authorizer* authorizer, bool self);
+
+// SelfSubjectRulesReview (kubectl auth can-i --list): the RBAC rules the requester holds
+// in spec.namespace. system:masters holds everything; rules other authorizers grant (Node)
+// are not listed, so the answer is then marked incomplete, as upstream's.
+Result<std::string> answerRulesReview(json::Document& review, const UserInfo& requester, const PolicySource* policy,
+                                      bool other_authorizers);
 
 }  // namespace shepherd::auth

@@ -358,7 +358,7 @@ void RestHandler::createEphemeral(http::Request& req, const std::shared_ptr<http
   std::vector<std::string> warnings;
   if (auto st = checkAgainstSchema(doc, *s.resource, params->validation, warnings); !st)
     return resp->send(errorResponse(st.error()));
-  auto out = s.resource->ephemeral_create(doc, apis::EphemeralContext{req.user, authorizer_});
+  auto out = s.resource->ephemeral_create(doc, apis::EphemeralContext{req.user, authorizer_, rbac_policy_.get()});
   if (!out) return resp->send(errorResponse(out.error()));
   resp->send(objectResponse(201, out.value(), *fmt, warnings));
 }

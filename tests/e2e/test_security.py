@@ -240,6 +240,13 @@ def test_roles_and_bindings_grant_namespaced_access(secure, tmp_path):
     assert rc != 0 and ('pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the '
                         'namespace "team-b"') in err, err
     assert kubectl(cfg, "auth", "can-i", "list", "pods", "-n", "team-a")[:2] == (0, "yes\n")
+    # kubectl auth can-i --list (SelfSubjectRulesReview) shows the same grant.
+    rc, out, err = kubectl(cfg, "auth", "can-i", "--list", "-n", "team-a")
+    assert rc == 0, err
+    rows = [line.split() for line in out.splitlines()[1:]]
+    assert ["pods", "[]", "[]", "[get", "list", "watch]"] in rows, out
+    rc, out, err = kubectl(cfg, "auth", "can-i", "--list", "-n", "team-b")
+    assert rc == 0 and not any(r and r[0] == "pods" for r in (l.split() for l in out.splitlines())), out
     assert kubectl(cfg, "auth", "can-i", "delete", "pods", "-n", "team-a")[:2] == (1, "no\n")
     # The bootstrap policy is there, as kubectl shows it.
     rc, out, err = kubectl(admin_cfg, "get", "clusterrolebinding", "cluster-admin", "-o", "wide")
