@@ -53,6 +53,8 @@ std::shared_ptr<void> WatchRegistry::reserve(const std::string& user) {
   // The handle may outlive the registry (a stream ending during shutdown): it keeps the
   // counters alive itself.
   struct Slot {
+    Slot(std::shared_ptr<std::mutex> m, std::shared_ptr<std::unordered_map<std::string, int>> c, std::string u)
+        : mu(std::move(m)), counts(std::move(c)), user(std::move(u)) {}
     std::shared_ptr<std::mutex> mu;
     std::shared_ptr<std::unordered_map<std::string, int>> counts;
     std::string user;

@@ -57,8 +57,8 @@ struct World {
   World() {
     char dir[] = "/tmp/shepherd-fuzz-XXXXXX";
     if (!mkdtemp(dir)) std::abort();
-    std::string tokens = std::string(dir) + "/tokens.csv";
-    if (FILE* f = std::fopen(tokens.c_str(), "w")) {
+    std::string tokenFile = std::string(dir) + "/tokens.csv";
+    if (FILE* f = std::fopen(tokenFile.c_str(), "w")) {
       std::fputs("admin-token,admin,1,system:masters\nuser-token,alice,2,devs\n", f);
       std::fclose(f);
     }
@@ -73,7 +73,7 @@ struct World {
     reg = std::move(*r);
     if (!reg->bootstrap("127.0.0.1", 6443)) std::abort();
     auth::AuthenticatorOptions ao;
-    ao.token_file = tokens;
+    ao.token_file = tokenFile;
     auto a = auth::Authenticator::create(ao);
     if (!a) std::abort();
     authn = std::move(*a);
