@@ -40,21 +40,23 @@ Result<UserInfo> impersonatedUser(const http::Request& req, const UserInfo& requ
   std::vector<std::string> refs;  // what was asked for, for the "without a user" message
   for (const auto& [name, value] : req.headers) {
     if (name == "impersonate-user") {
-      user = value;
+      if (!userSet) user = value;  // the first one, as Go's Header.Get
       userSet = true;
     } else if (name == "impersonate-group") {
       groups.push_back(value);
       refs.push_back("{Group  " + value + "    }");  // upstream prints ObjectReferences with %v
     } else if (name == "impersonate-uid") {
+      if (uidSet) continue;
       uid = value;
-      uidSet = true;
-      refs.push_back("{UID  " + value + "    }");
+      uidSet = !value.empty();  // an empty value is no request, as upstream
+      if (uidSet) refs.push_back("{UID  " + value + "    }");
     } else if (name.size() > kExtraPrefix.size() && name.compare(0, kExtraPrefix.size(), kExtraPrefix) == 0) {
       std::string key = http::percentDecode(std::string_view(name).substr(kExtraPrefix.size()), false);
       extra[key].push_back(value);
       refs.push_back("{UserExtra  " + value + "    " + key + "}");
     }
   }
+  userSet = userSet && !user.empty();  // an empty Impersonate-User is none, as upstream
   if (!userSet) {
     if (refs.empty()) return requester;
     std::string list;

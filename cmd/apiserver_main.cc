@@ -18,6 +18,7 @@
 #include "auth/authenticator.h"
 #include "auth/node_authorizer.h"
 #include "auth/rbac_authorizer.h"
+#include "auth/request_info.h"
 #include "auth/service_account_token.h"
 #include "common/clock.h"
 #include "common/flags.h"
@@ -432,11 +433,12 @@ int main(int argc, char** argv) {
   hs.max_requests_inflight = flags.getInt("max-requests-inflight");
   hs.max_mutating_requests_inflight = flags.getInt("max-mutating-requests-inflight");
   hs.long_running = [](const http::Request& req) {
-    // As upstream: watches and streaming subresources are not counted as in flight.
-    if (req.queryBool("watch")) return true;
-    size_t slash = req.path.rfind('/');
-    std::string_view last = slash == std::string::npos ? std::string_view() : std::string_view(req.path).substr(slash + 1);
-    return last == "log" || last == "exec" || last == "attach" || last == "portforward" || last == "proxy";
+    // As upstream: watches and streaming subresources are not counted as in flight (decided
+    // from the parsed request, so "?watch=1" on a write or a name like "exec" counts).
+    auth::RequestInfo i = auth::requestInfo(req);
+    if (!i.resource_request) return false;
+    const std::string& s = i.subresource;
+    return i.verb == "watch" || s == "log" || s == "exec" || s == "attach" || s == "portforward" || s == "proxy";
   };
   // The advertised address is known once the port is; set below.
   auto api = std::make_unique<handlers::ApiHandler>(*reg.value(), ho);

@@ -65,7 +65,7 @@ void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> res
   if (opts_.authorizer) {
     auto acting = auth::impersonatedUser(req, req.user, *opts_.authorizer);
     if (!acting) return resp->send(errorResponse(acting.error()));
-    if (audit && acting->name != req.user.name) audit->impersonated = *acting;
+    if (audit && !req.header("impersonate-user").empty()) audit->impersonated = *acting;
     req.user = std::move(*acting);
     auth::RequestInfo info = auth::requestInfo(req, p);
     auth::Decision d = opts_.authorizer->authorize(req.user, info);

@@ -27,6 +27,14 @@ json::Value userJson(const auth::UserInfo& u, json::Allocator& a) {
   return v;
 }
 
+// Header and URI bytes as sent may be anything: keep each line valid JSON (UTF-8) by
+// replacing control and non-ASCII bytes.
+std::string printable(std::string s) {
+  for (auto& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  return s;
+}
+
 class AuditingResponder final : public http::Responder {
  public:
   AuditingResponder(std::shared_ptr<http::Responder> inner, AuditLog& log, std::shared_ptr<AuditEvent> e)
@@ -74,7 +82,7 @@ void AuditLog::write(const AuditEvent& e, const std::string& stage, int code,
   json::setString(d, "level", "Metadata", a);
   json::setString(d, "auditID", e.audit_id, a);
   json::setString(d, "stage", stage, a);
-  json::setString(d, "requestURI", e.request_uri, a);
+  json::setString(d, "requestURI", printable(e.request_uri), a);
   std::string verb;
   if (e.info) verb = e.info->verb;
   json::setString(d, "verb", verb, a);
@@ -85,7 +93,8 @@ void AuditLog::write(const AuditEvent& e, const std::string& stage, int code,
   json::set(d, "sourceIPs", std::move(ips), a);
   if (!e.user_agent.empty())
     json::setString(d, "userAgent",
-                    e.user_agent.size() > 1024 ? e.user_agent.substr(0, 1024) + "...TRUNCATED" : e.user_agent,
+                    e.user_agent.size() > 1024 ? printable(e.user_agent.substr(0, 1024)) + "...TRUNCATED"
+                                               : printable(e.user_agent),
                     a);
   if (e.info && e.info->resource_request) {
     json::Value ref(rapidjson::kObjectType);

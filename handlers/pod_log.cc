@@ -2,6 +2,8 @@
 // upstream does, and relays the response of the node's kubelet port
 // (/containerLogs/{ns}/{pod}/{container}) — streaming, so `kubectl logs -f` follows.
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -126,19 +128,14 @@ void relayKubeletLogs(Stream& stream, const std::string& host, const std::string
   bhttp::request<bhttp::empty_body> out(bhttp::verb::get, target, 11);
   out.set(bhttp::field::host, host);
   out.set(bhttp::field::connection, "close");
-  tcp.expires_after(std::chrono::seconds(10));
   bhttp::write(stream, out, ec);
   beast::flat_buffer buf;
   bhttp::response_parser<bhttp::buffer_body> parser;
   parser.body_limit(boost::none);
-  if (!ec) {
-    tcp.expires_after(std::chrono::seconds(30));
-    bhttp::read_header(stream, buf, parser, ec);
-  }
+  if (!ec) bhttp::read_header(stream, buf, parser, ec);
   if (ec)
     return resp->send(errorResponse(ApiError::make(
         503, "ServiceUnavailable", "reading logs from node " + nodeName + " failed: " + ec.message())));
-  tcp.expires_never();
   int code = parser.get().result_int();
   char piece[16384];
   auto readPiece = [&](size_t& got) {
@@ -150,7 +147,6 @@ void relayKubeletLogs(Stream& stream, const std::string& host, const std::string
   };
   if (code != 200) {
     std::string body;
-    tcp.expires_after(std::chrono::seconds(10));
     while (!parser.is_done() && !ec && body.size() < 50 * 1024) {
       size_t got = 0;
       readPiece(got);
@@ -269,8 +265,20 @@ void RestHandler::podLog(http::Request& req, const std::shared_ptr<http::Respond
   net::ip::tcp::resolver resolver(ioc);
   auto endpoints = resolver.resolve(host, std::to_string(port->GetInt()), ec);
   if (!ec) {
+    // Beast's timeouts apply to asynchronous operations only: connect that way, then bound
+    // every blocking read and write on the socket itself, so a node that names an address
+    // which never answers cannot hold a worker thread.
     tcp.expires_after(std::chrono::seconds(5));
-    tcp.connect(endpoints, ec);
+    tcp.async_connect(endpoints, [&ec](beast::error_code e, const net::ip::tcp::endpoint&) { ec = e; });
+    ioc.run();
+    ioc.restart();
+  }
+  if (!ec) {
+    tcp.expires_never();
+    timeval rcv{60, 0}, snd{10, 0};
+    int fd = tcp.socket().native_handle();
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof rcv);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof snd);
   }
   if (ec)
     return resp->send(errorResponse(ApiError::make(
@@ -279,7 +287,13 @@ void RestHandler::podLog(http::Request& req, const std::shared_ptr<http::Respond
   // HTTPS with the API server's kubelet-client certificate, as kube-apiserver talks to kubelets.
   beast::ssl_stream<beast::tcp_stream&> tls(tcp, *kubelet_tls_);
   SSL_set_tlsext_host_name(tls.native_handle(), host.c_str());
-  tcp.expires_after(std::chrono::seconds(5));
+  // With --kubelet-certificate-authority the certificate must also name the node's address.
+  beast::error_code addrEc;
+  net::ip::make_address(host, addrEc);
+  if (!addrEc)
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(tls.native_handle()), host.c_str());
+  else
+    SSL_set1_host(tls.native_handle(), host.c_str());
   tls.handshake(net::ssl::stream_base::client, ec);
   if (ec)
     return resp->send(errorResponse(ApiError::make(

@@ -1,5 +1,7 @@
 #include "handlers/rest_handler.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <random>
 
 #include "apis/schema.h"
@@ -285,8 +287,9 @@ void RestHandler::watch(http::Request& req, const std::shared_ptr<http::Responde
   if (!ts.empty()) {
     char* end = nullptr;
     std::string t(ts);
+    errno = 0;
     timeout = std::strtol(t.c_str(), &end, 10);
-    if (*end != '\0' || timeout < 0)
+    if (*end != '\0' || timeout < 0 || errno == ERANGE)
       return resp->send(errorResponse(ApiError::badRequest("timeoutSeconds: Invalid value: \"" + t + "\"")));
   }
   if (timeout == 0) {
@@ -294,6 +297,8 @@ void RestHandler::watch(http::Request& req, const std::shared_ptr<http::Responde
     thread_local std::mt19937 rng{std::random_device{}()};
     timeout = 1800 + static_cast<long>(rng() % 1800);
   }
+  // At most a year, so the deadline cannot overflow the clock.
+  timeout = std::min<long>(timeout, 365L * 24 * 3600);
   wo.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
 
   // Validate selectors before committing to a 200 stream.

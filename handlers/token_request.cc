@@ -92,6 +92,11 @@ void RestHandler::createToken(http::Request& req, const std::shared_ptr<http::Re
     for (const auto& s2 : audiences) list.PushBack(json::str(s2, a), a);
     json::set(spec, "audiences", std::move(list), a);
   }
+  const json::Value* requested = json::find(spec, "expirationSeconds");
+  if (requested && !requested->IsNull() && !requested->IsInt64())
+    return resp->send(
+        errorResponse(ApiError::badRequest("TokenRequest in version \"v1\" cannot be handled as a "
+                                           "TokenRequest: spec.expirationSeconds: not an int64")));
   int64_t seconds = json::getInt(spec, "expirationSeconds").value_or(3600);
   if (seconds < kMinExpirationSeconds)
     return resp->send(errorResponse(invalidRequest(

@@ -221,6 +221,9 @@ def test_controller_manager_killed_mid_rollout_converges_within_surge(cluster):
 
 def test_lost_node_is_tainted_its_pods_evicted_and_replaced(cluster):
     c = cluster
+    # The earlier tests' pods weigh on where the scheduler puts these (least allocated):
+    # start from empty nodes, so the 4 pods spread over both.
+    kubectl(c, "delete", "namespace", "roll", "recreate", "crash", "--ignore-not-found", "--timeout=90s")
     kubectl(c, "create", "namespace", "evict")
     kubectl(c, "-n", "evict", "create", "deployment", "svc", "--image=busybox:1.36", "--replicas=4")
     kubectl(c, "-n", "evict", "rollout", "status", "deploy/svc", "--timeout=60s")

@@ -144,7 +144,8 @@ def test_idle_connections_and_a_flood_leave_the_server_serving(srv):
             for name, st in pool.map(one, range(FLOOD_REQUESTS)):
                 statuses.setdefault(name, {}).setdefault(st, 0)
                 statuses[name][st] += 1
-        print("flood results: %s" % json.dumps(statuses, sort_keys=True))
+        print("flood results: %s" % json.dumps({k: {str(s): n for s, n in v.items()} for k, v in statuses.items()},
+                                                sort_keys=True))
         assert "skipped" not in statuses, statuses  # the flood finished inside its time bound
         for name, by_status in statuses.items():
             for st in by_status:
@@ -153,7 +154,8 @@ def test_idle_connections_and_a_flood_leave_the_server_serving(srv):
         assert set(statuses["malformed"]) == {400} and set(statuses["deep-json"]) == {400}
         assert set(statuses["deep-yaml"]) == {400} and set(statuses["bad-protobuf"]) == {400}
         assert set(statuses["huge-annotation"]) == {422} and set(statuses["bad-patch"]) == {400}
-        assert set(statuses["huge-header"]) <= {431, 400}, statuses
+        # As for bodies, the server answers and closes while the client may still be sending.
+        assert set(statuses["huge-header"]) <= {431, "closed"} and 431 in statuses["huge-header"], statuses
 
         # Still serving, with the idle connections still open.
         st, _, body = api(srv, "GET", "/readyz")

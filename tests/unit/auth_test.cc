@@ -596,6 +596,14 @@ TEST(Jwt, SignsAndVerifiesEveryCurveAndRejectsTampering) {
                      base64Encode("{}", true) + ".";
   EXPECT_FALSE(own.verify(none).ok());
   EXPECT_TRUE(own.verify(*token).ok());
+  // One token has one spelling: padding, whitespace or the standard alphabet are refused.
+  EXPECT_FALSE(own.verify(*token + "=").ok());
+  std::string padded = *token;
+  padded.insert(padded.find('.'), "=");
+  EXPECT_FALSE(own.verify(padded).ok());
+  std::string spaced = *token;
+  spaced.insert(spaced.rfind('.') + 1, "\n");
+  EXPECT_FALSE(own.verify(spaced).ok());
   EXPECT_FALSE(own.verify("not-a-token").ok());
   EXPECT_FALSE(own.verify("a.b.c.d").ok());
 }
