@@ -14,19 +14,6 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-RequestInfo impersonateInfo(std::string group, std::string resource, std::string subresource, std::string ns,
-                            std::string name) {
-  RequestInfo r;
-  r.resource_request = true;
-  r.verb = "impersonate";
-  r.api_group = std::move(group);
-  r.resource = std::move(resource);
-  r.subresource = std::move(subresource);
-  r.namespace_ = std::move(ns);
-  r.name = std::move(name);
-  return r;
-}
-
 }  // namespace
 
 Result<UserInfo> impersonatedUser(const http::Request& req, const UserInfo& requester,
@@ -75,15 +62,15 @@ Result<UserInfo> impersonatedUser(const http::Request& req, const UserInfo& requ
         rest.find(':', colon + 1) == std::string::npos) {
       serviceAccount = true;
       saNs = rest.substr(0, colon);
-      checks.push_back(impersonateInfo("", "serviceaccounts", "", saNs, rest.substr(colon + 1)));
+      checks.push_back(resourceRequest("impersonate", "", "serviceaccounts", saNs, rest.substr(colon + 1)));
     }
   }
-  if (!serviceAccount) checks.push_back(impersonateInfo("", "users", "", "", user));
-  for (const auto& g : groups) checks.push_back(impersonateInfo("", "groups", "", "", g));
+  if (!serviceAccount) checks.push_back(resourceRequest("impersonate", "", "users", "", user));
+  for (const auto& g : groups) checks.push_back(resourceRequest("impersonate", "", "groups", "", g));
   for (const auto& [key, values] : extra)
     for (const auto& v : values)
-      checks.push_back(impersonateInfo("authentication.k8s.io", "userextras", key, "", v));
-  if (uidSet) checks.push_back(impersonateInfo("authentication.k8s.io", "uids", "", "", uid));
+      checks.push_back(resourceRequest("impersonate", "authentication.k8s.io", "userextras", "", v, key));
+  if (uidSet) checks.push_back(resourceRequest("impersonate", "authentication.k8s.io", "uids", "", uid));
   for (const auto& c : checks) {
     Decision d = authorizer.authorize(requester, c);
     if (!d.allowed()) return forbiddenError(requester, c, d.reason);

@@ -92,16 +92,11 @@ Status forbiddenEscalation(const RbacWrite& w, const UserInfo& user, const std::
   return ApiError::forbidden("rbac.authorization.k8s.io", plural, w.name, msg);
 }
 
+// The escalate/bind checks upstream makes: any version of the RBAC group.
 RequestInfo rbacCheck(const std::string& verb, const std::string& resource, const std::string& ns,
                       const std::string& name) {
-  RequestInfo r;
-  r.resource_request = true;
-  r.verb = verb;
-  r.api_group = "rbac.authorization.k8s.io";
+  RequestInfo r = resourceRequest(verb, "rbac.authorization.k8s.io", resource, ns, name);
   r.api_version = "*";
-  r.resource = resource;
-  r.namespace_ = ns;
-  r.name = name;
   return r;
 }
 

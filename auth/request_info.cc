@@ -92,4 +92,17 @@ RequestInfo requestInfo(const http::Request& req, const std::vector<std::string>
   return info;
 }
 
+RequestInfo resourceRequest(std::string verb, std::string group, std::string resource, std::string ns,
+                            std::string name, std::string subresource) {
+  RequestInfo r;
+  r.resource_request = true;
+  r.verb = std::move(verb);
+  r.api_group = std::move(group);
+  r.resource = std::move(resource);
+  r.namespace_ = std::move(ns);
+  r.name = std::move(name);
+  r.subresource = std::move(subresource);
+  return r;
+}
+
 }  // namespace shepherd::auth

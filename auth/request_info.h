@@ -23,6 +23,11 @@ struct RequestInfo {
 
 RequestInfo requestInfo(const http::Request& req);
 
+// A resource request built by hand, for checks the server makes on its own (impersonation,
+// escalation, tests).
+RequestInfo resourceRequest(std::string verb, std::string group, std::string resource, std::string ns = "",
+                            std::string name = "", std::string subresource = "");
+
 // The value a field selector requires `field` to equal ("field=v" or "field==v"), if any.
 std::optional<std::string> fieldSelectorRequires(std::string_view selector, std::string_view field);
 // The same, given the path already split by http::pathSegments.

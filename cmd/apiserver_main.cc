@@ -135,41 +135,32 @@ class Maintenance {
   std::thread thread_;
 };
 
-std::vector<std::string> splitList(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    if (comma == std::string::npos) comma = s.size();
-    if (comma > start) out.push_back(s.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 // The ServiceAccount token issuer and authenticator from the --service-account-* flags;
 // tokens are checked against the live ServiceAccounts, Pods and Secrets of the registry.
 Result<std::unique_ptr<auth::ServiceAccountTokens>> serviceAccountTokens(const Flags& flags,
-                                                                          const std::string& certDir,
-                                                                          registry::Registry& reg) {
+                                                                         const std::string& certDir,
+                                                                         registry::Registry& reg) {
   auth::ServiceAccountTokenOptions o;
-  o.issuers = splitList(flags.get("service-account-issuer"));
+  o.issuers = flags.getList("service-account-issuer");
   if (o.issuers.empty()) return ApiError::badRequest("service-account-issuer is a required flag");
-  o.audiences = splitList(flags.get("api-audiences"));
+  o.audiences = flags.getList("api-audiences");
   auto max = parseDuration(flags.get("service-account-max-token-expiration"));
   if (!max) return ApiError::badRequest("invalid --service-account-max-token-expiration");
   o.max_expiration_seconds = max->count();
-  if (o.max_expiration_seconds != 0 && (o.max_expiration_seconds < 3600 || o.max_expiration_seconds > (1LL << 32)))
-    return ApiError::badRequest("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds");
+  if (o.max_expiration_seconds != 0 &&
+      (o.max_expiration_seconds < 3600 || o.max_expiration_seconds > (1LL << 32)))
+    return ApiError::badRequest(
+        "the service-account-max-token-expiration must be between 1 hour and 2^32 seconds");
   o.extend_expiration = flags.getBool("service-account-extend-token-expiration");
   std::string signingFile = flags.get("service-account-signing-key-file");
   if (signingFile.empty()) signingFile = certDir + "/sa.key";
   auto signingPem = pki::readFile(signingFile);
   if (!signingPem) return ApiError::badRequest("cannot read the service account signing key " + signingFile);
   auto signer = pki::JwtSigner::fromPem(*signingPem);
-  if (!signer) return ApiError::badRequest("failed to parse service-account-issuer-key-file: " + signer.error().message);
+  if (!signer)
+    return ApiError::badRequest("failed to parse service-account-issuer-key-file: " + signer.error().message);
   pki::JwtVerifier verifier;
-  std::vector<std::string> keyFiles = splitList(flags.get("service-account-key-file"));
+  std::vector<std::string> keyFiles = flags.getList("service-account-key-file");
   if (keyFiles.empty()) keyFiles.push_back(signingFile);
   for (const auto& f : keyFiles) {
     auto pem = pki::readFile(f);
@@ -187,7 +178,8 @@ Result<std::unique_ptr<auth::ServiceAccountTokens>> serviceAccountTokens(const F
     auth::LiveObject live;
     live.uid = json::getStringPath(d, {"metadata", "uid"});
     if (auto t = clock::parseRfc3339(json::getStringPath(d, {"metadata", "deletionTimestamp"})))
-      live.deletion_timestamp = std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch()).count();
+      live.deletion_timestamp =
+          std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch()).count();
     return live;
   };
   return std::make_unique<auth::ServiceAccountTokens>(std::move(o), std::move(*signer), std::move(verifier),
@@ -213,15 +205,17 @@ int main(int argc, char** argv) {
                "Issuers of ServiceAccount tokens, comma-separated: the first signs, all are accepted.");
   flags.define("service-account-signing-key-file", "",
                "Private key (PEM) that signs ServiceAccount tokens (default CERT-DIR/sa.key).");
-  flags.define("service-account-key-file", "",
-               "Public or private keys (PEM) that verify ServiceAccount tokens, comma-separated (default: the "
-               "signing key).");
+  flags.define(
+      "service-account-key-file", "",
+      "Public or private keys (PEM) that verify ServiceAccount tokens, comma-separated (default: the "
+      "signing key).");
   flags.define("api-audiences", "", "Audiences of the API, comma-separated (default: the issuers).");
   flags.define("service-account-max-token-expiration", "0s",
                "Longest lifetime a TokenRequest may get (0: no limit; otherwise between 1h and 2^32 s).");
-  flags.define("service-account-extend-token-expiration", "true",
-               "Pod-bound tokens asked for 3607 s last a year, with a warnafter claim (upstream's safe transition).",
-               true);
+  flags.define(
+      "service-account-extend-token-expiration", "true",
+      "Pod-bound tokens asked for 3607 s last a year, with a warnafter claim (upstream's safe transition).",
+      true);
   flags.define(
       "authorization-mode", "Node,RBAC",
       "Ordered authorizers: Node, RBAC, AlwaysAllow (members of system:masters may always do everything).");
@@ -249,15 +243,17 @@ int main(int argc, char** argv) {
   flags.define("kubelet-client-key", "", "Key of --kubelet-client-certificate.");
   flags.define("kubelet-certificate-authority", "",
                "CA that kubelets' serving certificates must chain to (default: not verified, as upstream).");
-  flags.define("audit-log-path", "",
-               "Append one JSON audit event (audit.k8s.io/v1, level Metadata) per request to this file; '-' is "
-               "standard output.");
+  flags.define(
+      "audit-log-path", "",
+      "Append one JSON audit event (audit.k8s.io/v1, level Metadata) per request to this file; '-' is "
+      "standard output.");
   flags.define("worker-threads", "32", "Request handler threads.");
   flags.define("max-requests-inflight", "400",
                "Read-only requests in flight at most; more are answered 429 (0: no limit).");
   flags.define("max-mutating-requests-inflight", "200",
                "Mutating requests in flight at most; more are answered 429 (0: no limit).");
-  flags.define("max-watches-per-user", "1000", "Open watches one user may hold; more are answered 429 (0: no limit).");
+  flags.define("max-watches-per-user", "1000",
+               "Open watches one user may hold; more are answered 429 (0: no limit).");
   flags.define("shutdown-grace-seconds", "10", "How long in-flight requests may take to finish on SIGTERM.");
   flags.define("v", "0", "Log verbosity (0 info, 1+ debug).");
   flags.define("help", "false", "Show this help.", true);
@@ -376,16 +372,18 @@ int main(int argc, char** argv) {
   }
   {
     const auth::ServiceAccountTokens* tokens = saTokens->get();
-    authenticator.value()->addTokenAuthenticator([tokens](const std::string& token) -> std::optional<auth::UserInfo> {
-      auto now = std::chrono::duration_cast<std::chrono::seconds>(clock::now().time_since_epoch()).count();
-      auto r = tokens->authenticate(token, now);
-      if (!r) return std::nullopt;
-      if (!*r) {
-        LOG_INFO("Unable to authenticate the request: " << r->error().message);
-        return std::nullopt;
-      }
-      return std::move(r->value());
-    });
+    authenticator.value()->addTokenAuthenticator(
+        [tokens](const std::string& token) -> std::optional<auth::UserInfo> {
+          auto now =
+              std::chrono::duration_cast<std::chrono::seconds>(clock::now().time_since_epoch()).count();
+          auto r = tokens->authenticate(token, now);
+          if (!r) return std::nullopt;
+          if (!*r) {
+            LOG_INFO("Unable to authenticate the request: " << r->error().message);
+            return std::nullopt;
+          }
+          return std::move(r->value());
+        });
   }
   ho.service_account_tokens = saTokens->get();
   ho.authenticator = authenticator->get();
@@ -400,29 +398,20 @@ int main(int argc, char** argv) {
     ho.audit = auditLog.get();
   }
   std::vector<std::shared_ptr<const auth::Authorizer>> chain;
-  {
-    std::string modes = flags.get("authorization-mode");
-    size_t start = 0;
-    while (start <= modes.size()) {
-      size_t comma = modes.find(',', start);
-      if (comma == std::string::npos) comma = modes.size();
-      std::string mode = modes.substr(start, comma - start);
-      start = comma + 1;
-      if (mode == "Node") {
-        chain.push_back(
-            std::make_shared<auth::NodeAuthorizer>(std::make_shared<registry::PodNodeGraph>(*reg.value())));
-      } else if (mode == "RBAC") {
-        auto policy = std::make_shared<registry::RbacPolicySource>(*reg.value());
-        ho.rbac_policy = policy;
-        chain.push_back(std::make_shared<auth::RbacAuthorizer>(policy));
-      } else if (mode == "AlwaysAllow") {
-        chain.push_back(std::make_shared<auth::AlwaysAllowAuthorizer>());
-      } else if (!mode.empty()) {
-        std::fprintf(stderr,
-                     "shepherd-apiserver: unknown --authorization-mode %s (Node, RBAC, AlwaysAllow)\n",
-                     mode.c_str());
-        return 2;
-      }
+  for (const std::string& mode : flags.getList("authorization-mode")) {
+    if (mode == "Node") {
+      chain.push_back(
+          std::make_shared<auth::NodeAuthorizer>(std::make_shared<registry::PodNodeGraph>(*reg.value())));
+    } else if (mode == "RBAC") {
+      auto policy = std::make_shared<registry::RbacPolicySource>(*reg.value());
+      ho.rbac_policy = policy;
+      chain.push_back(std::make_shared<auth::RbacAuthorizer>(policy));
+    } else if (mode == "AlwaysAllow") {
+      chain.push_back(std::make_shared<auth::AlwaysAllowAuthorizer>());
+    } else {
+      std::fprintf(stderr, "shepherd-apiserver: unknown --authorization-mode %s (Node, RBAC, AlwaysAllow)\n",
+                   mode.c_str());
+      return 2;
     }
   }
   auth::UnionAuthorizer authorizer(std::move(chain));
@@ -435,10 +424,17 @@ int main(int argc, char** argv) {
   hs.long_running = [](const http::Request& req) {
     // As upstream: watches and streaming subresources are not counted as in flight (decided
     // from the parsed request, so "?watch=1" on a write or a name like "exec" counts).
+    // Only requests that could be such are parsed: the common one costs a string compare.
+    size_t slash = req.path.rfind('/');
+    std::string_view last = std::string_view(req.path).substr(slash == std::string::npos ? 0 : slash + 1);
+    if (!req.hasQuery("watch") && last != "log" && last != "exec" && last != "attach" &&
+        last != "portforward" && last != "proxy")
+      return false;
     auth::RequestInfo i = auth::requestInfo(req);
     if (!i.resource_request) return false;
     const std::string& s = i.subresource;
-    return i.verb == "watch" || s == "log" || s == "exec" || s == "attach" || s == "portforward" || s == "proxy";
+    return i.verb == "watch" || s == "log" || s == "exec" || s == "attach" || s == "portforward" ||
+           s == "proxy";
   };
   // The advertised address is known once the port is; set below.
   auto api = std::make_unique<handlers::ApiHandler>(*reg.value(), ho);

@@ -18,9 +18,9 @@
 #include "kubelet-lite/cri_client.h"
 #include "kubelet-lite/kubelet.h"
 #include "kubelet-lite/log_server.h"
+#include "kubelet-lite/node_status.h"
 #include "kubelet-lite/serving_cert.h"
 #include "pki/certificates.h"
-#include "kubelet-lite/node_status.h"
 
 using namespace shepherd;
 
@@ -74,9 +74,10 @@ int main(int argc, char** argv) {
   flags.define("tls-cert-file", "",
                "Serving certificate of the kubelet port (default: one from a self-signed CA in --cert-dir).");
   flags.define("tls-private-key-file", "", "Key of --tls-cert-file.");
-  flags.define("client-ca-file", "",
-               "CA of the client certificates the kubelet port accepts (default: the kubeconfig's CA; with no CA "
-               "at all the port is plain HTTP).");
+  flags.define(
+      "client-ca-file", "",
+      "CA of the client certificates the kubelet port accepts (default: the kubeconfig's CA; with no CA "
+      "at all the port is plain HTTP).");
   flags.define("authorized-client-users", "kube-apiserver-kubelet-client",
                "Certificate users (CN) that may read container logs, comma-separated.");
   flags.define("runtime", "cri",
@@ -184,13 +185,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     lo.tls = *tls;
-    std::string users = flags.get("authorized-client-users");
-    for (size_t start = 0; start <= users.size();) {
-      size_t comma = users.find(',', start);
-      if (comma == std::string::npos) comma = users.size();
-      if (comma > start) lo.allowed_users.push_back(users.substr(start, comma - start));
-      start = comma + 1;
-    }
+    lo.allowed_users = flags.getList("authorized-client-users");
   } else {
     LOG_WARN("kubelet-lite: no cluster CA known; the kubelet port serves plain HTTP");
   }

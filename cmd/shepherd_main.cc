@@ -345,22 +345,11 @@ int pkiCommand(int argc, char** argv) {
                  flags.usage().c_str());
     return 2;
   }
-  auto split = [](const std::string& text) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (start < text.size()) {
-      size_t comma = text.find(',', start);
-      if (comma == std::string::npos) comma = text.size();
-      if (comma > start) out.push_back(text.substr(start, comma - start));
-      start = comma + 1;
-    }
-    return out;
-  };
   pki::ClusterPkiOptions po;
   po.dir = absolute(flags.get("dir"));
   po.server_url = flags.get("server");
-  po.nodes = split(flags.get("nodes"));
-  po.extra_sans = split(flags.get("sans"));
+  po.nodes = flags.getList("nodes");
+  po.extra_sans = flags.getList("sans");
   if (auto r = pki::ensureClusterPki(po); !r) {
     std::fprintf(stderr, "shepherd pki: %s\n", r.error().message.c_str());
     return 1;

@@ -32,21 +32,28 @@ std::string base64Encode(std::string_view in, bool url) {
   return out;
 }
 
-std::optional<std::string> base64Decode(std::string_view in) {
-  auto val = [](char c) -> int {
+namespace {
+
+// Lenient: both alphabets, stops at '=', skips line breaks. Strict (RFC 7515's base64url):
+// the URL alphabet only, no padding or whitespace, and zero trailing bits, so every byte
+// string has exactly one spelling.
+std::optional<std::string> decode(std::string_view in, bool strict) {
+  auto val = [strict](char c) -> int {
     if (c >= 'A' && c <= 'Z') return c - 'A';
     if (c >= 'a' && c <= 'z') return c - 'a' + 26;
     if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
+    if (c == '-' || (!strict && c == '+')) return 62;
+    if (c == '_' || (!strict && c == '/')) return 63;
     return -1;
   };
+  if (strict && in.size() % 4 == 1) return std::nullopt;
   std::string out;
+  out.reserve(in.size() * 3 / 4);
   uint32_t buf = 0;
   int bits = 0;
   for (char c : in) {
-    if (c == '=') break;
-    if (c == '\n' || c == '\r') continue;
+    if (!strict && c == '=') break;
+    if (!strict && (c == '\n' || c == '\r')) continue;
     int v = val(c);
     if (v < 0) return std::nullopt;
     buf = (buf << 6) | static_cast<uint32_t>(v);
@@ -56,7 +63,18 @@ std::optional<std::string> base64Decode(std::string_view in) {
       out += static_cast<char>((buf >> bits) & 0xff);
     }
   }
+  if (strict && bits > 0 && (buf & ((1u << bits) - 1)) != 0) return std::nullopt;
   return out;
+}
+
+}  // namespace
+
+std::optional<std::string> base64Decode(std::string_view in) {
+  return decode(in, false);
+}
+
+std::optional<std::string> base64UrlDecodeStrict(std::string_view in) {
+  return decode(in, true);
 }
 
 }  // namespace shepherd

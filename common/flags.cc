@@ -59,6 +59,19 @@ bool Flags::getBool(const std::string& name) const {
   return v == "true" || v == "1" || v == "yes";
 }
 
+std::vector<std::string> Flags::getList(const std::string& name) const {
+  std::string v = get(name);
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < v.size()) {
+    size_t comma = v.find(',', start);
+    if (comma == std::string::npos) comma = v.size();
+    if (comma > start) out.push_back(v.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
 std::string Flags::usage() const {
   std::string out;
   for (const auto& [name, d] : defs_) {

@@ -22,6 +22,8 @@ class Flags {
   std::string get(const std::string& name) const;
   int getInt(const std::string& name) const;
   bool getBool(const std::string& name) const;
+  // A comma-separated flag's entries, empty ones dropped ("a,,b" -> {"a", "b"}).
+  std::vector<std::string> getList(const std::string& name) const;
   std::string usage() const;
   const std::vector<std::string>& positional() const { return positional_; }
 

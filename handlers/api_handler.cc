@@ -1,5 +1,7 @@
 #include "handlers/api_handler.h"
 
+#include <optional>
+
 #include "apis/catalog.h"
 #include "apis/schema.h"
 #include "auth/impersonation.h"
@@ -55,7 +57,10 @@ void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> res
     resp = auditingResponder(std::move(resp), *opts_.audit, audit);
   }
   std::vector<std::string> p = http::pathSegments(req.path);
-  if (audit) audit->info = auth::requestInfo(req, p);
+  // What the request asks, derived once for the audit line and the authorizer.
+  std::optional<auth::RequestInfo> info;
+  if (audit || opts_.authorizer) info = auth::requestInfo(req, p);
+  if (audit) audit->info = info;
   if (opts_.authenticator) {
     auto user = opts_.authenticator->authenticate(req);
     if (!user) return resp->send(errorResponse(user.error()));
@@ -67,14 +72,13 @@ void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> res
     if (!acting) return resp->send(errorResponse(acting.error()));
     if (audit && !req.header("impersonate-user").empty()) audit->impersonated = *acting;
     req.user = std::move(*acting);
-    auth::RequestInfo info = auth::requestInfo(req, p);
-    auth::Decision d = opts_.authorizer->authorize(req.user, info);
+    auth::Decision d = opts_.authorizer->authorize(req.user, *info);
     if (audit) {
       audit->decision = d.allowed() ? "allow" : "forbid";
       audit->reason = d.reason;
     }
-    if (!d.allowed()) return resp->send(errorResponse(auth::forbiddenError(req.user, info, d.reason)));
-    if (auto st = admitNodeRequest(req, info, registry_); !st) return resp->send(errorResponse(st.error()));
+    if (!d.allowed()) return resp->send(errorResponse(auth::forbiddenError(req.user, *info, d.reason)));
+    if (auto st = admitNodeRequest(req, *info, registry_); !st) return resp->send(errorResponse(st.error()));
   }
   const auto& catalog = apis::Catalog::instance();
   bool read = req.method == "GET" || req.method == "HEAD";

@@ -121,36 +121,6 @@ bool verifyWith(const JwsKey& k, std::string_view signing_input, std::string_vie
                           signing_input.size()) == 1;
 }
 
-// base64url without padding, strictly (RFC 7515): only the URL alphabet, no padding, no
-// whitespace, and zero trailing bits, so one token has exactly one spelling.
-std::optional<std::string> decodeStrict(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '-') return 62;
-    if (c == '_') return 63;
-    return -1;
-  };
-  if (in.size() % 4 == 1) return std::nullopt;
-  std::string out;
-  out.reserve(in.size() * 3 / 4);
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v = value(c);
-    if (v < 0) return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  if (bits > 0 && (acc & ((1u << bits) - 1)) != 0) return std::nullopt;
-  return out;
-}
-
 // Splits "a.b.c"; nullopt unless exactly three parts.
 std::optional<std::array<std::string_view, 3>> splitJws(std::string_view token) {
   size_t a = token.find('.');
@@ -239,9 +209,9 @@ Status JwtVerifier::addKeys(const std::string& pem) {
 Result<std::string> JwtVerifier::verify(std::string_view token) const {
   auto parts = splitJws(token);
   if (!parts) return ApiError::make(401, "Unauthorized", "not a compact JWS");
-  auto header_text = decodeStrict((*parts)[0]);
-  auto payload = decodeStrict((*parts)[1]);
-  auto signature = decodeStrict((*parts)[2]);
+  auto header_text = base64UrlDecodeStrict((*parts)[0]);
+  auto payload = base64UrlDecodeStrict((*parts)[1]);
+  auto signature = base64UrlDecodeStrict((*parts)[2]);
   if (!header_text || !payload || !signature)
     return ApiError::make(401, "Unauthorized", "malformed JWS encoding");
   json::Document header;
@@ -264,7 +234,7 @@ Result<std::string> JwtVerifier::verify(std::string_view token) const {
 std::optional<std::string> unverifiedJwsPayload(std::string_view token) {
   auto parts = splitJws(token);
   if (!parts) return std::nullopt;
-  return decodeStrict((*parts)[1]);
+  return base64UrlDecodeStrict((*parts)[1]);
 }
 
 }  // namespace shepherd::pki

@@ -294,18 +294,7 @@ TEST(RequestInfo, AsUpstreamDerivesIt) {
 
 namespace {
 
-auth::RequestInfo resourceRequest(std::string verb, std::string group, std::string resource,
-                                  std::string ns = "", std::string name = "", std::string sub = "") {
-  auth::RequestInfo r;
-  r.resource_request = true;
-  r.verb = std::move(verb);
-  r.api_group = std::move(group);
-  r.resource = std::move(resource);
-  r.namespace_ = std::move(ns);
-  r.name = std::move(name);
-  r.subresource = std::move(sub);
-  return r;
-}
+using auth::resourceRequest;
 
 auth::RequestInfo pathRequest(std::string verb, std::string path) {
   auth::RequestInfo r;
