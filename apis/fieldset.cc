@@ -197,10 +197,33 @@ bool FieldSet::Node::empty() const {
 }
 
 FieldSet FieldSet::fromObject(const json::Value& value, const SchemaNode* schema) {
+  return fromObjectExcept(value, schema, {}, {});
+}
+
+FieldSet FieldSet::fromObjectExcept(const json::Value& value, const SchemaNode* schema,
+                                    std::initializer_list<std::string_view> skip_top,
+                                    std::initializer_list<std::string_view> skip_metadata) {
+  auto skipped = [](std::initializer_list<std::string_view> list, std::string_view name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
   FieldSet fs;
   if (value.IsObject()) {
-    for (auto& m : value.GetObject())
-      build(fs.root_.children["f:" + std::string(json::view(m.name))], m.value, childSchema(schema, json::view(m.name)), 1);
+    for (auto& m : value.GetObject()) {
+      std::string_view name = json::view(m.name);
+      if (skipped(skip_top, name)) continue;
+      Node& node = fs.root_.children["f:" + std::string(name)];
+      const SchemaNode* child = childSchema(schema, name);
+      if (name == "metadata" && skip_metadata.size() && m.value.IsObject()) {
+        // metadata is a struct: its remaining members, without the skipped ones
+        for (auto& mm : m.value.GetObject()) {
+          std::string_view key = json::view(mm.name);
+          if (skipped(skip_metadata, key)) continue;
+          build(node.children["f:" + std::string(key)], mm.value, childSchema(child, key), 2);
+        }
+        continue;
+      }
+      build(node, m.value, child, 1);
+    }
   }
   prune(fs.root_);
   return fs;
@@ -260,25 +283,63 @@ void FieldSet::eraseUnder(const FieldPath& prefix) {
   prune(root_);
 }
 
+// Set operations work node by node: a path is a member when its node's `self` is set, so
+// the operations combine `self` flags and recurse into children present on both sides.
+namespace {
+
+void intersectInto(const FieldSet::Node& a, const FieldSet::Node& b, FieldSet::Node& out) {
+  out.self = a.self && b.self;
+  for (const auto& [k, c] : a.children) {
+    auto it = b.children.find(k);
+    if (it == b.children.end()) continue;
+    FieldSet::Node child;
+    intersectInto(c, it->second, child);
+    if (!child.empty()) out.children.emplace(k, std::move(child));
+  }
+}
+
+void minusInto(const FieldSet::Node& a, const FieldSet::Node& b, FieldSet::Node& out) {
+  out.self = a.self && !b.self;
+  for (const auto& [k, c] : a.children) {
+    auto it = b.children.find(k);
+    if (it == b.children.end()) {
+      if (!c.empty()) out.children.emplace(k, c);
+      continue;
+    }
+    FieldSet::Node child;
+    minusInto(c, it->second, child);
+    if (!child.empty()) out.children.emplace(k, std::move(child));
+  }
+}
+
+void uniteInto(FieldSet::Node& out, const FieldSet::Node& b) {
+  out.self = out.self || b.self;
+  for (const auto& [k, c] : b.children) {
+    if (c.empty()) continue;
+    uniteInto(out.children[k], c);
+  }
+}
+
+}  // namespace
+
 FieldSet FieldSet::intersect(const FieldSet& o) const {
   FieldSet out;
-  forEach([&](const FieldPath& p) {
-    if (o.has(p)) out.insert(p);
-  });
+  intersectInto(root_, o.root_, out.root_);
+  out.root_.self = false;
   return out;
 }
 
 FieldSet FieldSet::minus(const FieldSet& o) const {
   FieldSet out;
-  forEach([&](const FieldPath& p) {
-    if (!o.has(p)) out.insert(p);
-  });
+  minusInto(root_, o.root_, out.root_);
+  out.root_.self = false;
   return out;
 }
 
 FieldSet FieldSet::unite(const FieldSet& o) const {
   FieldSet out = *this;
-  o.forEach([&](const FieldPath& p) { out.insert(p); });
+  uniteInto(out.root_, o.root_);
+  out.root_.self = false;
   return out;
 }
 

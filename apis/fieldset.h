@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ class FieldSet {
   // The fields `value` sets, shaped by `schema` (may be null: every map is a struct,
   // every list atomic).
   static FieldSet fromObject(const json::Value& value, const SchemaNode* schema);
+  // The same, leaving out the named top-level members and the named members of the
+  // top-level "metadata" (what managedFields never track), without copying the object.
+  static FieldSet fromObjectExcept(const json::Value& value, const SchemaNode* schema,
+                                   std::initializer_list<std::string_view> skip_top,
+                                   std::initializer_list<std::string_view> skip_metadata);
   static Result<FieldSet> fromFieldsV1(const json::Value& v);
   json::Value toFieldsV1(json::Allocator& a) const;
 

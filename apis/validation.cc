@@ -1,7 +1,6 @@
 #include "apis/validation.h"
 
 #include <cstdio>
-#include <regex>
 
 namespace shepherd::apis::validation {
 
@@ -14,13 +13,49 @@ const char* kQualifiedNameFmt = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 const char* kLabelValueFmt = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const char* kConfigMapKeyFmt = "[-._a-zA-Z0-9]+";
 
+bool lowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool alnum(char c) { return lowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
+
+// [a-z0-9]([-a-z0-9]*[a-z0-9])?
+bool isLabel(std::string_view v) {
+  if (v.empty() || !lowerAlnum(v.front()) || !lowerAlnum(v.back())) return false;
+  for (char c : v)
+    if (!lowerAlnum(c) && c != '-') return false;
+  return true;
+}
+
+// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
+bool isQualifiedName(std::string_view v) {
+  if (v.empty() || !alnum(v.front()) || !alnum(v.back())) return false;
+  for (char c : v)
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  return true;
+}
+
+// Hand-written matchers for the fixed formats above (std::regex cost more than the rest
+// of a pod's validation); each format string stays the one quoted in messages.
 bool matches(std::string_view v, const char* fmt) {
-  // Rules are fixed; compile each once per thread.
-  thread_local std::vector<std::pair<const char*, std::regex>> cache;
-  for (auto& [f, re] : cache)
-    if (f == fmt) return std::regex_match(v.begin(), v.end(), re);
-  cache.emplace_back(fmt, std::regex(std::string("^") + fmt + "$"));
-  return std::regex_match(v.begin(), v.end(), cache.back().second);
+  if (fmt == kLabelFmt) return isLabel(v);
+  if (fmt == kSubdomainFmt) {
+    if (v.empty()) return false;
+    size_t start = 0;
+    for (;;) {
+      size_t dot = v.find('.', start);
+      if (!isLabel(v.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start))) return false;
+      if (dot == std::string_view::npos) return true;
+      start = dot + 1;
+    }
+  }
+  if (fmt == k1035Fmt) return isLabel(v) && v.front() >= 'a' && v.front() <= 'z';
+  if (fmt == kQualifiedNameFmt) return isQualifiedName(v);
+  if (fmt == kLabelValueFmt) return v.empty() || isQualifiedName(v);
+  if (fmt == kConfigMapKeyFmt) {
+    if (v.empty()) return false;
+    for (char c : v)
+      if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+    return true;
+  }
+  return false;
 }
 
 std::string maxLen(size_t n) { return "must be no more than " + std::to_string(n) + " characters"; }

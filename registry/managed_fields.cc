@@ -7,9 +7,6 @@ namespace shepherd::registry {
 
 namespace {
 
-const char* kIgnoredMetadata[] = {"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
-                                  "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"};
-
 std::string subresourceName(Subresource sub) { return sub == Subresource::Status ? "status" : ""; }
 
 // Merges an applied configuration into the live object: keyed list items by key, sets
@@ -130,31 +127,33 @@ void writeManagedFields(json::Value& obj, const std::vector<ManagedEntry>& entri
 }
 
 apis::FieldSet trackedFields(const json::Value& obj, const apis::SchemaNode* schema, Subresource sub) {
-  json::Document copy;
-  copy.CopyFrom(obj, copy.GetAllocator());
-  json::remove(copy, "apiVersion");
-  json::remove(copy, "kind");
   if (sub == Subresource::Status) {
-    for (auto it = copy.MemberBegin(); it != copy.MemberEnd();) {
-      if (json::view(it->name) == "status") ++it;
-      else it = copy.EraseMember(it);
-    }
-  } else {
-    json::remove(copy, "status");
-    if (json::Value* m = json::find(copy, "metadata")) {
-      for (const char* f : kIgnoredMetadata) json::remove(*m, f);
-      if (m->IsObject() && m->MemberCount() == 0) json::remove(copy, "metadata");
-    }
+    json::Document statusOnly;
+    statusOnly.SetObject();
+    if (const json::Value* st = json::find(obj, "status"))
+      statusOnly.AddMember("status", json::Value(*st, statusOnly.GetAllocator()), statusOnly.GetAllocator());
+    return apis::FieldSet::fromObject(statusOnly, schema);
   }
-  return apis::FieldSet::fromObject(copy, schema);
+  return apis::FieldSet::fromObjectExcept(obj, schema, {"apiVersion", "kind", "status"},
+                                          {"name", "namespace", "uid", "resourceVersion", "generation",
+                                           "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                                           "managedFields", "selfLink"});
 }
 
 void recordUpdate(const json::Value* old, json::Document& obj, const std::string& manager,
                   const std::string& api_version, Subresource sub, const apis::SchemaNode* schema,
                   const std::string& now) {
-  std::vector<ManagedEntry> entries = old ? readManagedFields(*old) : std::vector<ManagedEntry>{};
   apis::FieldSet now_set = trackedFields(obj, schema, sub);
-  apis::FieldSet was_set = old ? trackedFields(*old, schema, sub) : apis::FieldSet{};
+  std::string subName = subresourceName(sub);
+  if (!old) {
+    // A create: the writer owns everything it set.
+    std::vector<ManagedEntry> entries;
+    if (!now_set.empty()) entries.push_back(ManagedEntry{manager, "Update", api_version, now, subName, std::move(now_set)});
+    writeManagedFields(obj, entries, obj.GetAllocator());
+    return;
+  }
+  std::vector<ManagedEntry> entries = readManagedFields(*old);
+  apis::FieldSet was_set = trackedFields(*old, schema, sub);
   apis::FieldSet changed;
   now_set.forEach([&](const apis::FieldPath& p) {
     if (!was_set.has(p)) {
@@ -163,11 +162,10 @@ void recordUpdate(const json::Value* old, json::Document& obj, const std::string
     }
     if (!p.empty() && p.back() == ".") return;  // containers belong to who made them
     const json::Value* a = apis::valueAt(obj, p);
-    const json::Value* b = old ? apis::valueAt(*old, p) : nullptr;
+    const json::Value* b = apis::valueAt(*old, p);
     if (!a || !b || *a != *b) changed.insert(p);
   });
   apis::FieldSet removed = was_set.minus(now_set);
-  std::string subName = subresourceName(sub);
   ManagedEntry* mine = nullptr;
   for (auto& e : entries) {
     if (e.subresource == subName || (sub == Subresource::Main && e.subresource.empty())) {

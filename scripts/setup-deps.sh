@@ -16,6 +16,8 @@ packages=(
   python3-kubernetes python3-pytest python3-yaml curl sqlite3
   # libfaketime: runs a server "later" to prove tokens expire (tests/e2e/test_security.py)
   libfaketime
+  # the reference store in the benchmarks (issue 8) and the distributed mode (issue 9)
+  etcd-server linux-perf
 )
 
 missing=()

@@ -96,3 +96,40 @@ TEST(ManagedFields, ApplyConflictsForcesAndRemovesUnappliedFields) {
   ASSERT_TRUE(applyConfiguration(live, third, "ci", false, "v1", nullptr, "t").ok());
   EXPECT_NE(fieldsOf(live, "human"), "");
 }
+
+// unite/minus/intersect combine the trees node by node; they must equal the set
+// operations on member paths (a path is a member when FieldSet::has says so).
+TEST(FieldSetOps, EqualPathwiseSetOperations) {
+  const std::vector<apis::FieldPath> universe = {
+      {"f:a"}, {"f:a", "."}, {"f:a", "f:b"}, {"f:a", "f:c"}, {"f:a", "f:b", "f:d"}, {"f:e"}, {"f:e", "k:{\"name\":\"x\"}"},
+      {"f:e", "k:{\"name\":\"x\"}", "f:image"}, {"f:g", "v:1"}, {"f:g", "v:2"}};
+  unsigned seed = 7;
+  auto next = [&] { return seed = seed * 1103515245 + 12345, (seed >> 16) & 0x7fff; };
+  auto members = [&](const apis::FieldSet& s) {
+    std::vector<bool> in;
+    for (auto& p : universe) in.push_back(s.has(p));
+    return in;
+  };
+  for (int round = 0; round < 500; ++round) {
+    apis::FieldSet a, b;
+    for (auto& p : universe) {
+      if (next() % 3 == 0) a.insert(p);
+      if (next() % 3 == 0) b.insert(p);
+    }
+    auto ma = members(a), mb = members(b);
+    auto mu = members(a.unite(b)), mm = members(a.minus(b)), mi = members(a.intersect(b));
+    for (size_t i = 0; i < universe.size(); ++i) {
+      SCOPED_TRACE("round " + std::to_string(round) + " path " + apis::FieldSet::describe(universe[i]));
+      EXPECT_EQ(mu[i], ma[i] || mb[i]);
+      EXPECT_EQ(mm[i], ma[i] && !mb[i]);
+      EXPECT_EQ(mi[i], ma[i] && mb[i]);
+    }
+    // No empty branches are left behind: an empty result serializes as {}.
+    json::Document d;
+    d.SetObject();
+    EXPECT_TRUE(a.minus(a).empty());
+    EXPECT_EQ(json::serialize(a.minus(a).toFieldsV1(d.GetAllocator())), "{}");
+    EXPECT_EQ(a.minus(a).paths().size(), 0u);
+    EXPECT_EQ(a.unite(b).paths().size(), b.unite(a).paths().size());
+  }
+}

@@ -1,0 +1,94 @@
+#include "bench/servers.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "bench/http_load.h"
+
+namespace shepherd::bench {
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/shepherd-bench-XXXXXX";
+  const char* made = mkdtemp(tmpl);
+  path_ = made ? made : "";
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+}
+
+int freePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
+bool waitForHttp200(int port, const std::string& target, int timeout_ms) {
+  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (Clock::now() < deadline) {
+    LoadOptions o;
+    o.port = port;
+    o.requests = 1;
+    o.quiet = true;
+    auto r = runLoad(o, [&](int64_t) { return httpGet(target); });
+    if (r.count(200) == 1) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+ApiServer::ApiServer(const std::string& bin_dir, const std::string& dir, std::vector<std::string> extra_flags)
+    : bin_(bin_dir), dir_(dir), flags_(std::move(extra_flags)) {
+  start();
+}
+
+double ApiServer::start() {
+  port_ = freePort();
+  std::vector<std::string> argv = {bin_ + "/shepherd-apiserver",     "--data-dir=" + dir_ + "/data",
+                                   "--port=" + std::to_string(port_), "--plain-http",
+                                   "--authorization-mode=AlwaysAllow",
+                                   // 256 concurrent writers must not meet the default limits
+                                   "--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"};
+  argv.insert(argv.end(), flags_.begin(), flags_.end());
+  auto t0 = Clock::now();
+  process_ = std::make_unique<Process>(argv, dir_ + "/apiserver.log");
+  if (!waitForHttp200(port_, "/readyz", 120000)) {
+    std::fprintf(stderr, "API server did not become ready (see %s/apiserver.log)\n", dir_.c_str());
+    port_ = 0;
+    return -1;
+  }
+  return ms(Clock::now() - t0);
+}
+
+double ApiServer::restart() {
+  process_.reset();
+  return start();
+}
+
+EtcdServer::EtcdServer(const std::string& dir) {
+  int client = freePort(), peer = freePort();
+  std::string c = "http://127.0.0.1:" + std::to_string(client), p = "http://127.0.0.1:" + std::to_string(peer);
+  process_ = std::make_unique<Process>(
+      std::vector<std::string>{"/usr/bin/etcd", "--name=bench", "--data-dir=" + dir + "/etcd", "--listen-client-urls=" + c,
+                               "--advertise-client-urls=" + c, "--listen-peer-urls=" + p,
+                               "--initial-advertise-peer-urls=" + p, "--initial-cluster=bench=" + p,
+                               "--enable-grpc-gateway=true", "--log-level=warn", "--quota-backend-bytes=8589934592"},
+      dir + "/etcd.log");
+  if (waitForHttp200(client, "/health", 30000)) port_ = client;
+  else std::fprintf(stderr, "etcd did not become healthy (see %s/etcd.log)\n", dir.c_str());
+}
+
+}  // namespace shepherd::bench

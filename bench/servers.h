@@ -1,0 +1,62 @@
+// The servers a benchmark measures, started on loopback in a fresh temporary directory:
+// Shepherd's API server (durable SQLite store) and, as the reference, a single-member etcd
+// (Debian's etcd-server) with its own data directory on the same disk.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+
+namespace shepherd::bench {
+
+// A fresh temporary directory, removed with the object.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+class ApiServer {
+ public:
+  // extra_flags are appended to the defaults (plain HTTP on loopback, AlwaysAllow).
+  ApiServer(const std::string& bin_dir, const std::string& dir, std::vector<std::string> extra_flags = {});
+  // Stops (SIGTERM) and starts the server again on the same data; returns milliseconds
+  // from the start of the new process to /readyz answering 200.
+  double restart();
+  int port() const { return port_; }
+  pid_t pid() const { return process_ ? process_->pid() : -1; }
+  bool ok() const { return port_ > 0; }
+  void stop() { process_.reset(); }
+
+ private:
+  double start();
+  std::string bin_, dir_;
+  std::vector<std::string> flags_;
+  std::unique_ptr<Process> process_;
+  int port_ = 0;
+};
+
+class EtcdServer {
+ public:
+  explicit EtcdServer(const std::string& dir);
+  int port() const { return port_; }
+  pid_t pid() const { return process_ ? process_->pid() : -1; }
+  bool ok() const { return port_ > 0; }
+
+ private:
+  std::unique_ptr<Process> process_;
+  int port_ = 0;
+};
+
+// A TCP port that was free a moment ago (bound to port 0, then closed).
+int freePort();
+// GET target until it answers 200; false after timeout_ms.
+bool waitForHttp200(int port, const std::string& target, int timeout_ms);
+
+}  // namespace shepherd::bench
