@@ -12,17 +12,20 @@ Result<std::unique_ptr<Registry>> Registry::start(storage::Storage& storage, con
   reg->allocator_ = std::move(alloc.value());
   for (const auto& res : apis::Catalog::instance().resources()) {
     if (res->ephemeral_create) continue;  // nothing stored
+    auto prepared = std::make_unique<PreparedObjects>();
     auto cache = std::make_unique<storage::WatchCache>(
         storage, res->storage_prefix,
-        [res](const std::string& key, const std::string& value, int64_t rev, int64_t crev) {
+        [res, p = prepared.get()](const std::string& key, const std::string& value, int64_t rev, int64_t crev) {
+          if (ObjectPtr made = p->take(key, value, rev, crev)) return made;
           return decodeObject(*res, key, value, rev, crev);
         },
         opts.watch_window);
     auto started = cache->start();
     if (!started.ok())
       return ApiError::internal("cannot start the watch cache of " + res->plural + ": " + started.message);
-    auto store = std::make_unique<Store>(res, storage, *cache, *reg);
+    auto store = std::make_unique<Store>(res, storage, *cache, *prepared, *reg);
     reg->index_[{res->group, res->version, res->plural}] = store.get();
+    reg->prepared_.push_back(std::move(prepared));
     reg->caches_.push_back(std::move(cache));
     reg->stores_.push_back(std::move(store));
   }

@@ -53,6 +53,7 @@ class Registry {
 
   storage::Storage& storage_;
   std::unique_ptr<ServiceAllocator> allocator_;
+  std::vector<std::unique_ptr<PreparedObjects>> prepared_;  // one per cache, outlives it
   std::vector<std::unique_ptr<storage::WatchCache>> caches_;
   std::vector<std::unique_ptr<Store>> stores_;
   std::map<std::tuple<std::string, std::string, std::string>, Store*> index_;

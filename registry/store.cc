@@ -38,8 +38,8 @@ std::string strMeta(const json::Value& obj, std::string_view k) {
 }  // namespace
 
 Store::Store(std::shared_ptr<const apis::Resource> resource, storage::Storage& storage,
-             storage::WatchCache& cache, Registry& registry)
-    : resource_(std::move(resource)), storage_(storage), cache_(cache), registry_(registry) {}
+             storage::WatchCache& cache, PreparedObjects& prepared, Registry& registry)
+    : resource_(std::move(resource)), storage_(storage), cache_(cache), prepared_(prepared), registry_(registry) {}
 
 bool Store::allowCreateOnUpdate() const {
   const std::string& p = resource_->plural;
@@ -74,19 +74,20 @@ ObjectPtr Store::decode(const std::string& key, const std::string& value, int64_
   return decodeObject(*resource_, key, value, revision, create_revision);
 }
 
-ObjectPtr decodeObject(const apis::Resource& resource, const std::string& key, const std::string& value,
-                       int64_t revision, int64_t create_revision) {
+namespace {
+
+// Parses a stored value into the served form with metadata.resourceVersion = rv.
+std::shared_ptr<storage::CachedObject> decodeWith(const apis::Resource& resource, const std::string& key,
+                                                  const std::string& value, const std::string& rv) {
   json::Document d;
   d.Parse(value.data(), value.size());
   if (d.HasParseError() || !d.IsObject()) return nullptr;
   auto& a = d.GetAllocator();
   resource.strategy->fromStorage(d, a);
   json::Value& m = json::ensureObject(d, "metadata", a);
-  json::setString(m, "resourceVersion", std::to_string(revision), a);
+  json::setString(m, "resourceVersion", rv, a);
   auto obj = std::make_shared<storage::CachedObject>();
   obj->key = key;
-  obj->mod_revision = revision;
-  obj->create_revision = create_revision;
   obj->ns = json::getString(m, "namespace");
   obj->name = json::getString(m, "name");
   if (const json::Value* labels = json::find(m, "labels"); labels && labels->IsObject()) {
@@ -97,6 +98,35 @@ ObjectPtr decodeObject(const apis::Resource& resource, const std::string& key, c
   resource.strategy->selectableFields(d, obj->fields);
   obj->json = json::serialize(d);
   return obj;
+}
+
+}  // namespace
+
+ObjectPtr decodeObject(const apis::Resource& resource, const std::string& key, const std::string& value,
+                       int64_t revision, int64_t create_revision) {
+  auto obj = decodeWith(resource, key, value, std::to_string(revision));
+  if (!obj) return nullptr;
+  obj->mod_revision = revision;
+  obj->create_revision = create_revision;
+  return obj;
+}
+
+std::optional<ObjectTemplate> decodeTemplate(const apis::Resource& resource, const std::string& key,
+                                             const std::string& value) {
+  // A placeholder no stored object contains (random per process), replaced by the slot.
+  static const std::string marker = "rv-slot-" + ids::uuid4();
+  auto obj = decodeWith(resource, key, value, marker);
+  if (!obj) return std::nullopt;
+  size_t at = obj->json.find(marker);
+  if (at == std::string::npos || obj->json.find(marker, at + marker.size()) != std::string::npos) return std::nullopt;
+  obj->json.erase(at, marker.size());
+  return ObjectTemplate{std::move(obj), at};
+}
+
+PreparedObjects::Ticket Store::prepare(const std::string& key, const std::string& stored) {
+  auto t = decodeTemplate(*resource_, key, stored);
+  if (!t) return {};
+  return prepared_.add(key, &stored, std::move(*t));
 }
 
 std::string Store::encodeForStorage(json::Document& obj) const {
@@ -460,6 +490,7 @@ Result<ObjectPtr> Store::create(const std::string& ns, json::Document& obj, cons
     return ObjectPtr(copy);
   }
   std::string stored = encodeForStorage(obj);
+  auto ticket = prepare(key, stored);
   auto res = storage_.create(key, stored);
   if (!res.ok()) {
     if (hooks_.create_failed) hooks_.create_failed(obj);
@@ -654,6 +685,7 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
   }
   if (opts.dry_run)
     return WriteOutcome{decode(key, stored, current->mod_revision, current->create_revision), false};
+  auto ticket = prepare(key, stored);
   auto res = storage_.update(key, stored, current->mod_revision);
   if (!res.ok()) {
     if (res.code == storage::Code::Conflict && !conditional) conflictRetry = true;
@@ -779,6 +811,7 @@ Result<DeleteOutcome> Store::remove(const std::string& ns, const std::string& na
     if (!changed) return DeleteOutcome{cur, false};
     if (opts.dry_run) return DeleteOutcome{cur, false};
     std::string stored = encodeForStorage(d);
+    auto ticket = prepare(key, stored);
     auto res = storage_.update(key, stored, cur->mod_revision);
     if (!res.ok()) {
       if (res.code == storage::Code::Conflict) continue;

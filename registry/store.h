@@ -17,6 +17,7 @@
 #include "common/api_error.h"
 #include "common/json.h"
 #include "registry/options.h"
+#include "registry/prepared_objects.h"
 #include "storage/storage.h"
 #include "storage/watch_cache.h"
 
@@ -58,8 +59,9 @@ struct StoreHooks {
 // the watch cache.
 class Store {
  public:
+  // `prepared` is the one the cache's decoder consults (see PreparedObjects).
   Store(std::shared_ptr<const apis::Resource> resource, storage::Storage& storage, storage::WatchCache& cache,
-        Registry& registry);
+        PreparedObjects& prepared, Registry& registry);
 
   const apis::Resource& resource() const { return *resource_; }
   storage::WatchCache& cache() { return cache_; }
@@ -105,6 +107,8 @@ class Store {
                                   const ObjectPtr& current, const WriteOptions& opts, Subresource sub,
                                   bool& conflict);
   std::string encodeForStorage(json::Document& obj) const;
+  // Decodes `stored` for the cache on this thread; keep the ticket until the write returns.
+  PreparedObjects::Ticket prepare(const std::string& key, const std::string& stored);
   ObjectPtr readBack(const std::string& key, const std::string& stored, int64_t revision,
                      int64_t create_revision) const;
   Result<ObjectPtr> finishDeletion(const std::string& key, const ObjectPtr& current, bool dry_run);
@@ -115,6 +119,7 @@ class Store {
   std::shared_ptr<const apis::Resource> resource_;
   storage::Storage& storage_;
   storage::WatchCache& cache_;
+  PreparedObjects& prepared_;
   Registry& registry_;
   StoreHooks hooks_;
 };
@@ -123,6 +128,9 @@ class Store {
 // decoder (parse, convert to the served version, stamp resourceVersion, index).
 ObjectPtr decodeObject(const apis::Resource& resource, const std::string& key, const std::string& value,
                        int64_t revision, int64_t create_revision);
+// The same without a revision: the resourceVersion's digits go at the template's slot.
+std::optional<ObjectTemplate> decodeTemplate(const apis::Resource& resource, const std::string& key,
+                                             const std::string& value);
 
 // Parses a DeleteOptions body or query values into options (400 on bad input).
 Result<DeleteOptions> parseDeleteOptions(const json::Value* body);

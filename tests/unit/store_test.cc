@@ -359,3 +359,43 @@ TEST(Store, OldEventsExpire) {
   EXPECT_FALSE(events.get("default", "old").ok());
   EXPECT_FALSE(events.get("default", "fresh").ok());
 }
+
+// Writers decode their value for the cache before the write (PreparedObjects); what the
+// cache then serves must be byte for byte what decoding the stored value gives.
+TEST(Store, PreparedObjectsMatchDecodingTheStoredValue) {
+  Env e;
+  auto d = doc(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"prep","labels":{"app":"x"},
+      "annotations":{"note":"\"resourceVersion\":\"\""}},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"x"}]}})");
+  auto r = e.pods().create("default", d, {});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ObjectPtr served = r.value();
+  auto stored = e.storage->get(served->key);
+  ASSERT_TRUE(stored.ok());
+  ObjectPtr decoded = decodeObject(e.pods().resource(), served->key, stored.value.value, served->mod_revision,
+                                   served->create_revision);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(served->json, decoded->json);
+  EXPECT_EQ(served->labels, decoded->labels);
+  EXPECT_EQ(served->fields, decoded->fields);
+  EXPECT_EQ(served->mod_revision, decoded->mod_revision);
+
+  // A prepared entry is used only for the very same bytes, and withdrawn with its ticket.
+  PreparedObjects prepared;
+  auto tmpl = decodeTemplate(e.pods().resource(), served->key, stored.value.value);
+  ASSERT_TRUE(tmpl);
+  std::string value = stored.value.value;
+  {
+    auto ticket = prepared.add(served->key, &value, *tmpl);
+    EXPECT_EQ(prepared.take(served->key, value + " ", 7, 7), nullptr);
+    EXPECT_EQ(prepared.take("/registry/pods/default/other", value, 7, 7), nullptr);
+    ObjectPtr taken = prepared.take(served->key, value, 42, 40);
+    ASSERT_TRUE(taken);
+    EXPECT_EQ(taken->json, decodeObject(e.pods().resource(), served->key, value, 42, 40)->json);
+    EXPECT_EQ(taken->create_revision, 40);
+    EXPECT_EQ(prepared.take(served->key, value, 43, 40), nullptr);  // consumed
+  }
+  {
+    auto ticket = prepared.add(served->key, &value, *tmpl);
+  }
+  EXPECT_EQ(prepared.take(served->key, value, 44, 40), nullptr);  // withdrawn
+}
