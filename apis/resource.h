@@ -77,8 +77,10 @@ class Strategy {
 
   // Conversion between this version and the storage version of the kind (for kinds
   // served in two shapes, such as core/v1 and events.k8s.io/v1 Events). Default: none.
+  // A strategy that overrides these must also return true from convertsForStorage().
   virtual void toStorage(json::Value&, json::Allocator&) const {}
   virtual void fromStorage(json::Value&, json::Allocator&) const {}
+  virtual bool convertsForStorage() const { return false; }
 
   virtual std::vector<TableColumn> tableColumns() const;
   // Cells for one row, in tableColumns() order. `now` is used for AGE columns.

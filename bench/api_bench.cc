@@ -78,8 +78,11 @@ int writes(const std::string& bin, int64_t per_level, const std::vector<int>& le
     for (int c : levels) {
       // One connection at a time waits for every fsync: fewer requests keep it short.
       int64_t n = c == 1 ? std::min<int64_t>(per_level, 2000) : per_level;
+      double cpu0 = cpuSeconds(api.pid()), self0 = cpuSeconds(getpid());
       auto r = createPods(api.port(), "bench", "p" + std::to_string(c), n, c, 60);
-      std::printf("shepherd creates  conns=%3d  %s\n", c, r.summary().c_str());
+      std::printf("shepherd creates  conns=%3d  %s  server %.0f us/req, load generator %.0f us/req\n", c, r.summary().c_str(),
+                  (cpuSeconds(api.pid()) - cpu0) * 1e6 / std::max<int64_t>(r.answered, 1),
+                  (cpuSeconds(getpid()) - self0) * 1e6 / std::max<int64_t>(r.answered, 1));
       shepherd_rates.push_back({c, r.perSecond()});
     }
     std::printf("api server: cpu %.1f s, rss %ld MiB\n", cpuSeconds(api.pid()), rssKb(api.pid()) / 1024);
@@ -90,8 +93,10 @@ int writes(const std::string& bin, int64_t per_level, const std::vector<int>& le
     if (!etcd.ok()) return 1;
     for (int c : levels) {
       int64_t n = c == 1 ? std::min<int64_t>(per_level, 2000) : per_level;
+      double cpu0 = cpuSeconds(etcd.pid());
       auto r = etcdPuts(etcd.port(), n, c, 60, "p" + std::to_string(c));
-      std::printf("etcd puts         conns=%3d  %s\n", c, r.summary().c_str());
+      std::printf("etcd puts         conns=%3d  %s  server %.0f us/req\n", c, r.summary().c_str(),
+                  (cpuSeconds(etcd.pid()) - cpu0) * 1e6 / std::max<int64_t>(r.answered, 1));
       etcd_rates.push_back({c, r.perSecond()});
     }
     std::printf("etcd: cpu %.1f s, rss %ld MiB\n", cpuSeconds(etcd.pid()), rssKb(etcd.pid()) / 1024);

@@ -73,6 +73,71 @@ void serializeTo(const Value& v, std::string& out) {
   out.append(sb.GetString(), sb.GetSize());
 }
 
+namespace {
+
+// Forwards to a Writer and notes the output offset where one top-level member's object
+// closes (Value::Accept drives it like any SAX handler).
+class EndFinder {
+ public:
+  EndFinder(rapidjson::StringBuffer& sb, std::string_view member, size_t& end)
+      : sb_(sb), w_(sb), member_(member), end_(end) {}
+  bool Null() { return w_.Null(); }
+  bool Bool(bool b) { return w_.Bool(b); }
+  bool Int(int i) { return w_.Int(i); }
+  bool Uint(unsigned u) { return w_.Uint(u); }
+  bool Int64(int64_t i) { return w_.Int64(i); }
+  bool Uint64(uint64_t u) { return w_.Uint64(u); }
+  bool Double(double d) { return w_.Double(d); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) { return w_.RawNumber(s, n, copy); }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) { return w_.String(s, n, copy); }
+  bool StartObject() {
+    ++depth_;
+    if (depth_ == 2 && pending_) inside_ = true;
+    pending_ = false;
+    return w_.StartObject();
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) {
+    if (depth_ == 1) pending_ = std::string_view(s, n) == member_;
+    return w_.Key(s, n, copy);
+  }
+  bool EndObject(rapidjson::SizeType n) {
+    if (depth_ == 2 && inside_) {
+      end_ = sb_.GetSize();
+      inside_ = false;
+    }
+    --depth_;
+    return w_.EndObject(n);
+  }
+  bool StartArray() {
+    ++depth_;
+    pending_ = false;
+    return w_.StartArray();
+  }
+  bool EndArray(rapidjson::SizeType n) {
+    --depth_;
+    return w_.EndArray(n);
+  }
+
+ private:
+  rapidjson::StringBuffer& sb_;
+  rapidjson::Writer<rapidjson::StringBuffer> w_;
+  std::string_view member_;
+  size_t& end_;
+  int depth_ = 0;
+  bool pending_ = false;  // the last top-level key was `member`
+  bool inside_ = false;   // inside that member's object
+};
+
+}  // namespace
+
+std::string serializeFindingEnd(const Value& v, std::string_view member, size_t& end) {
+  end = std::string::npos;
+  rapidjson::StringBuffer sb;
+  EndFinder finder(sb, member, end);
+  v.Accept(finder);
+  return std::string(sb.GetString(), sb.GetSize());
+}
+
 std::string serialize(const Value& v) {
   std::string out;
   serializeTo(v, out);

@@ -33,6 +33,9 @@ int depth(const Value& v);
 
 std::string serialize(const Value& v);
 void serializeTo(const Value& v, std::string& out);
+// Serializes an object and reports where the object held by its top-level `member` ends:
+// the offset of that object's closing '}' in the output (npos if there is none).
+std::string serializeFindingEnd(const Value& v, std::string_view member, size_t& end);
 
 // Member lookup; nullptr when absent or when `obj` is not an object.
 const Value* find(const Value& obj, std::string_view key);

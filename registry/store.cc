@@ -76,6 +76,20 @@ ObjectPtr Store::decode(const std::string& key, const std::string& value, int64_
 
 namespace {
 
+// Fills what the cache indexes (name, namespace, labels, selectable fields) from `d`.
+void indexObject(const apis::Resource& resource, const json::Value& d, storage::CachedObject& obj) {
+  const json::Value* m = json::find(d, "metadata");
+  if (!m) return;
+  obj.ns = json::getString(*m, "namespace");
+  obj.name = json::getString(*m, "name");
+  if (const json::Value* labels = json::find(*m, "labels"); labels && labels->IsObject()) {
+    for (auto& l : labels->GetObject())
+      if (l.value.IsString()) obj.labels.emplace_back(json::view(l.name), json::view(l.value));
+    std::sort(obj.labels.begin(), obj.labels.end());
+  }
+  resource.strategy->selectableFields(d, obj.fields);
+}
+
 // Parses a stored value into the served form with metadata.resourceVersion = rv.
 std::shared_ptr<storage::CachedObject> decodeWith(const apis::Resource& resource, const std::string& key,
                                                   const std::string& value, const std::string& rv) {
@@ -88,14 +102,7 @@ std::shared_ptr<storage::CachedObject> decodeWith(const apis::Resource& resource
   json::setString(m, "resourceVersion", rv, a);
   auto obj = std::make_shared<storage::CachedObject>();
   obj->key = key;
-  obj->ns = json::getString(m, "namespace");
-  obj->name = json::getString(m, "name");
-  if (const json::Value* labels = json::find(m, "labels"); labels && labels->IsObject()) {
-    for (auto& l : labels->GetObject())
-      if (l.value.IsString()) obj->labels.emplace_back(json::view(l.name), json::view(l.value));
-    std::sort(obj->labels.begin(), obj->labels.end());
-  }
-  resource.strategy->selectableFields(d, obj->fields);
+  indexObject(resource, d, *obj);
   obj->json = json::serialize(d);
   return obj;
 }
@@ -123,17 +130,44 @@ std::optional<ObjectTemplate> decodeTemplate(const apis::Resource& resource, con
   return ObjectTemplate{std::move(obj), at};
 }
 
-PreparedObjects::Ticket Store::prepare(const std::string& key, const std::string& stored) {
-  auto t = decodeTemplate(*resource_, key, stored);
+PreparedObjects::Ticket Store::encodeAndPrepare(const std::string& key, json::Document& obj, std::string& stored) {
+  std::optional<ObjectTemplate> t;
+  size_t metaEnd = std::string::npos;
+  if (!resource_->strategy->convertsForStorage()) {
+    // Stored and served shapes are the same: one serialization gives both the stored
+    // value and (with the resourceVersion appended to metadata, where decoding the stored
+    // value would put it) the cached form.
+    normalizeTypeAndVersion(obj);
+    stored = json::serializeFindingEnd(obj, "metadata", metaEnd);
+  } else {
+    stored = encodeForStorage(obj);
+  }
+  if (metaEnd != std::string::npos && metaEnd > 0) {
+    auto cached = std::make_shared<storage::CachedObject>();
+    cached->key = key;
+    indexObject(*resource_, obj, *cached);
+    std::string_view open = stored[metaEnd - 1] == '{' ? "\"resourceVersion\":\"" : ",\"resourceVersion\":\"";
+    cached->json.reserve(stored.size() + open.size() + 24);
+    cached->json.append(stored, 0, metaEnd).append(open);
+    size_t slot = cached->json.size();
+    cached->json.append("\"").append(stored, metaEnd);
+    t = ObjectTemplate{std::move(cached), slot};
+  } else {
+    t = decodeTemplate(*resource_, key, stored);
+  }
   if (!t) return {};
   return prepared_.add(key, &stored, std::move(*t));
 }
 
-std::string Store::encodeForStorage(json::Document& obj) const {
+void Store::normalizeTypeAndVersion(json::Document& obj) const {
   auto& a = obj.GetAllocator();
   if (json::Value* m = json::find(obj, "metadata")) json::remove(*m, "resourceVersion");
   json::setString(obj, "apiVersion", resource_->apiVersion(), a);
   json::setString(obj, "kind", resource_->kind, a);
+}
+
+std::string Store::encodeForStorage(json::Document& obj) const {
+  normalizeTypeAndVersion(obj);
   // Kinds served in two shapes store one of them.
   json::Document stored;
   stored.CopyFrom(obj, stored.GetAllocator());
@@ -489,8 +523,8 @@ Result<ObjectPtr> Store::create(const std::string& ns, json::Document& obj, cons
     copy->json = json::serialize(d);
     return ObjectPtr(copy);
   }
-  std::string stored = encodeForStorage(obj);
-  auto ticket = prepare(key, stored);
+  std::string stored;
+  auto ticket = encodeAndPrepare(key, obj, stored);
   auto res = storage_.create(key, stored);
   if (!res.ok()) {
     if (hooks_.create_failed) hooks_.create_failed(obj);
@@ -674,18 +708,21 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
     return WriteOutcome{decode(key, stored, del.value.mod_revision, current->create_revision), false};
   }
 
-  std::string stored = encodeForStorage(obj);
   // An update that changes nothing is not written (upstream: no new resourceVersion).
   // Compared as JSON values, so member order does not matter.
+  normalizeTypeAndVersion(obj);
   {
     json::Document cmp;
     cmp.CopyFrom(old, cmp.GetAllocator());
-    encodeForStorage(cmp);
+    normalizeTypeAndVersion(cmp);
     if (cmp == obj) return WriteOutcome{current, false};
   }
-  if (opts.dry_run)
+  if (opts.dry_run) {
+    std::string stored = encodeForStorage(obj);
     return WriteOutcome{decode(key, stored, current->mod_revision, current->create_revision), false};
-  auto ticket = prepare(key, stored);
+  }
+  std::string stored;
+  auto ticket = encodeAndPrepare(key, obj, stored);
   auto res = storage_.update(key, stored, current->mod_revision);
   if (!res.ok()) {
     if (res.code == storage::Code::Conflict && !conditional) conflictRetry = true;
@@ -810,8 +847,8 @@ Result<DeleteOutcome> Store::remove(const std::string& ns, const std::string& na
     changed = changed || finalizersChanged;
     if (!changed) return DeleteOutcome{cur, false};
     if (opts.dry_run) return DeleteOutcome{cur, false};
-    std::string stored = encodeForStorage(d);
-    auto ticket = prepare(key, stored);
+    std::string stored;
+    auto ticket = encodeAndPrepare(key, d, stored);
     auto res = storage_.update(key, stored, cur->mod_revision);
     if (!res.ok()) {
       if (res.code == storage::Code::Conflict) continue;

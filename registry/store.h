@@ -106,9 +106,12 @@ class Store {
   Result<WriteOutcome> updateWith(const std::string& ns, const std::string& name, json::Document& obj,
                                   const ObjectPtr& current, const WriteOptions& opts, Subresource sub,
                                   bool& conflict);
+  // Drops metadata.resourceVersion and sets apiVersion/kind to this resource's.
+  void normalizeTypeAndVersion(json::Document& obj) const;
   std::string encodeForStorage(json::Document& obj) const;
-  // Decodes `stored` for the cache on this thread; keep the ticket until the write returns.
-  PreparedObjects::Ticket prepare(const std::string& key, const std::string& stored);
+  // Encodes `obj` into `stored` and parks its cached form for the watch cache's decoder;
+  // keep the ticket until the write has returned.
+  PreparedObjects::Ticket encodeAndPrepare(const std::string& key, json::Document& obj, std::string& stored);
   ObjectPtr readBack(const std::string& key, const std::string& stored, int64_t revision,
                      int64_t create_revision) const;
   Result<ObjectPtr> finishDeletion(const std::string& key, const ObjectPtr& current, bool dry_run);

@@ -121,6 +121,7 @@ class CoreEventStrategy : public Strategy {
 
 class EventsV1EventStrategy final : public CoreEventStrategy {
  public:
+  bool convertsForStorage() const override { return true; }
   void toStorage(json::Value& obj, json::Allocator& a) const override {
     for (auto& [core, v1] : kRenames) rename(obj, v1, core, a);
     json::setString(obj, "apiVersion", "v1", a);
