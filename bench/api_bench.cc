@@ -112,14 +112,6 @@ int writes(const std::string& bin, int64_t per_level, const std::vector<int>& le
   return 0;
 }
 
-// Sequential requests of one kind; returns per-request milliseconds.
-LoadResult sequential(int port, const std::string& request, int count) {
-  LoadOptions o;
-  o.port = port;
-  o.requests = count;
-  return runLoad(o, [&](int64_t) { return request; });
-}
-
 int reads(const std::string& bin, int pods) {
   TempDir dir;
   ApiServer api(bin, dir.path(), {"--watch-cache-size=100000"});
@@ -135,18 +127,18 @@ int reads(const std::string& bin, int pods) {
   auto get = runLoad(o, [](int64_t i) { return httpGet("/api/v1/namespaces/bench/pods/r-" + std::to_string(i % 1000)); });
   std::printf("GET one pod      conns=64  %s\n", get.summary().c_str());
 
-  auto listJson = sequential(api.port(), httpGet("/api/v1/namespaces/bench/pods"), 20);
+  auto listJson = sequentialGets(api.port(), "/api/v1/namespaces/bench/pods", "application/json", 20);
   std::printf("LIST %d pods JSON   %.1f ms median (%.1f MB per answer)  %s\n", pods, percentile(listJson.latencies_ms, 50),
               static_cast<double>(listJson.response_bytes) / std::max<int64_t>(listJson.answered, 1) / 1e6,
               listJson.summary().c_str());
-  auto listTable = sequential(
-      api.port(), httpGet("/api/v1/namespaces/bench/pods", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"), 20);
+  auto listTable = sequentialGets(
+      api.port(), "/api/v1/namespaces/bench/pods", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", 20);
   std::printf("LIST %d pods Table  %.1f ms median  %s\n", pods, percentile(listTable.latencies_ms, 50),
               listTable.summary().c_str());
-  auto listLabel = sequential(api.port(), httpGet("/api/v1/namespaces/bench/pods?labelSelector=app%3Dapp-3"), 50);
+  auto listLabel = sequentialGets(api.port(), "/api/v1/namespaces/bench/pods?labelSelector=app%3Dapp-3", "application/json", 50);
   std::printf("LIST labelSelector app=app-3 (%d pods)  %.2f ms median  %s\n", pods / 10,
               percentile(listLabel.latencies_ms, 50), listLabel.summary().c_str());
-  auto listField = sequential(api.port(), httpGet("/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-7"), 50);
+  auto listField = sequentialGets(api.port(), "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-7", "application/json", 50);
   std::printf("LIST fieldSelector spec.nodeName=node-7 (%d pods)  %.2f ms median  %s\n", pods / 100,
               percentile(listField.latencies_ms, 50), listField.summary().c_str());
   std::printf("SUMMARY reads: GET %.0f/s at 64 conns; LIST %d pods JSON %.1f ms, Table %.1f ms; label %.2f ms; field %.2f ms\n",

@@ -1,8 +1,11 @@
 #include "bench/http_load.h"
 
 #include <boost/asio.hpp>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <curl/curl.h>
+
 #include <cstdio>
 #include <optional>
 
@@ -36,6 +39,7 @@ asio::awaitable<void> connectionLoop(Shared& s) {
   std::optional<tcp::socket> sock;
   boost::beast::flat_buffer buffer;
   asio::steady_timer pace(executor);
+  std::vector<char> scratch(256 * 1024);
   for (;;) {
     if (s.next >= s.opts.requests || outOfTime(s)) co_return;
     int64_t i = s.next++;
@@ -54,17 +58,31 @@ asio::awaitable<void> connectionLoop(Shared& s) {
       }
       auto sent = Clock::now();
       co_await asio::async_write(*sock, asio::buffer(request), asio::use_awaitable);
-      http::response_parser<http::string_body> parser;
+      // The body streams through a fixed scratch buffer (a 50 MB LIST must not cost the
+      // client more than the server); it is kept only when asked.
+      http::response_parser<http::buffer_body> parser;
       parser.body_limit(boost::none);
-      co_await http::async_read(*sock, buffer, parser, asio::use_awaitable);
+      co_await http::async_read_header(*sock, buffer, parser, asio::use_awaitable);
+      std::string body;
+      uint64_t body_bytes = 0;
+      while (!parser.is_done()) {
+        parser.get().body().data = scratch.data();
+        parser.get().body().size = scratch.size();
+        auto [ec, n] = co_await http::async_read(*sock, buffer, parser, asio::as_tuple(asio::use_awaitable));
+        (void)n;
+        if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec);
+        size_t got = scratch.size() - parser.get().body().size;
+        body_bytes += got;
+        if (s.opts.keep_bodies) body.append(scratch.data(), got);
+      }
       auto at = Clock::now();
       auto& res = parser.get();
       int status = static_cast<int>(res.result_int());
       s.result.latencies_ms.push_back(ms(at - sent));
       s.result.statuses[status]++;
       s.result.answered++;
-      s.result.response_bytes += res.body().size();
-      if (s.opts.keep_bodies) s.result.bodies[static_cast<size_t>(i)] = std::move(res.body());
+      s.result.response_bytes += body_bytes;
+      if (s.opts.keep_bodies) s.result.bodies[static_cast<size_t>(i)] = std::move(body);
       s.last_answer = at;
       if (s.observe) s.observe(i, status, at);
       if (!res.keep_alive()) sock.reset();
@@ -109,6 +127,47 @@ std::string LoadResult::summary() const {
   }
   if (errors) out += std::string(first ? "" : ", ") + "errors: " + std::to_string(errors);
   return out + ")";
+}
+
+LoadResult sequentialGets(int port, const std::string& target, const std::string& accept, int count) {
+  LoadResult result;
+  CURL* curl = curl_easy_init();
+  if (!curl) {
+    result.errors = count;
+    return result;
+  }
+  std::string url = "http://127.0.0.1:" + std::to_string(port) + target;
+  curl_slist* headers = curl_slist_append(nullptr, ("Accept: " + accept).c_str());
+  uint64_t bytes = 0;
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, "shepherd-bench");
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &bytes);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char*, size_t size, size_t n, void* counter) {
+    *static_cast<uint64_t*>(counter) += size * n;
+    return size * n;
+  });
+  auto start = Clock::now();
+  for (int i = 0; i < count; ++i) {
+    bytes = 0;
+    auto sent = Clock::now();
+    CURLcode rc = curl_easy_perform(curl);
+    auto at = Clock::now();
+    if (rc != CURLE_OK) {
+      result.errors++;
+      continue;
+    }
+    long status = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    result.latencies_ms.push_back(ms(at - sent));
+    result.statuses[static_cast<int>(status)]++;
+    result.answered++;
+    result.response_bytes += bytes;
+    result.seconds = ms(at - start) / 1000;
+  }
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  return result;
 }
 
 std::string httpGet(const std::string& target, const std::string& accept) {

@@ -53,6 +53,11 @@ using AnswerObserver =
 LoadResult runLoad(const LoadOptions& opts, const RequestFactory& make,
                    const AnswerObserver& observe = {});
 
+// `count` GETs one after another on one keep-alive connection through libcurl (for large
+// answers such as a 50 MB LIST, where the Asio/Beast client above cost more than the
+// server it measures); latencies and body sizes as in runLoad.
+LoadResult sequentialGets(int port, const std::string& target, const std::string& accept, int count);
+
 // Request text helpers.
 std::string httpGet(const std::string& target, const std::string& accept = "application/json");
 std::string httpPost(const std::string& target, const std::string& body,

@@ -42,10 +42,20 @@ void PreparedObjects::withdraw(uint64_t id) {
 }
 
 storage::ObjectPtr stampTemplate(const ObjectTemplate& t, int64_t revision, int64_t create_revision) {
-  auto obj = std::make_shared<storage::CachedObject>(*t.object);
+  const storage::CachedObject& from = *t.object;
+  auto obj = std::make_shared<storage::CachedObject>();
+  obj->key = from.key;
+  obj->ns = from.ns;
+  obj->name = from.name;
+  obj->labels = from.labels;
+  obj->fields = from.fields;
   obj->mod_revision = revision;
   obj->create_revision = create_revision;
-  obj->json.insert(t.rv_offset, std::to_string(revision));
+  // Sized exactly: cached objects live as long as they are current, and growing a copy
+  // in place would double its capacity.
+  std::string digits = std::to_string(revision);
+  obj->json.reserve(from.json.size() + digits.size());
+  obj->json.append(from.json, 0, t.rv_offset).append(digits).append(from.json, t.rv_offset);
   return obj;
 }
 

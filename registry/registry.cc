@@ -1,5 +1,7 @@
 #include "registry/registry.h"
 
+#include <malloc.h>
+
 #include "common/clock.h"
 #include "common/log.h"
 
@@ -30,6 +32,9 @@ Result<std::unique_ptr<Registry>> Registry::start(storage::Storage& storage, con
     reg->stores_.push_back(std::move(store));
   }
   if (Store* services = reg->store("", "v1", "services")) reg->wireServiceHooks(*services);
+  // Loading the caches freed as much heap as the store holds (the raw values), scattered
+  // between the decoded objects; give those pages back to the system.
+  malloc_trim(0);
   return reg;
 }
 

@@ -1,6 +1,7 @@
 #include "storage/watch_cache.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "common/log.h"
 
@@ -53,15 +54,31 @@ Outcome<int64_t> WatchCache::start() {
   req.prefix = prefix_;
   auto listed = storage_.list(req);
   if (!listed.ok()) return Outcome<int64_t>::failure(listed.code, listed.message);
+  // Decoding is pure: a large store is decoded on all cores. Each raw value is released
+  // as soon as it is decoded, so the raw and decoded copies are not all held together.
+  auto& kvs = listed.value.kvs;
+  std::vector<ObjectPtr> decoded(kvs.size());
+  auto decodeRange = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
+      decoded[i] = decoder_(kvs[i].key, kvs[i].value, kvs[i].mod_revision, kvs[i].create_revision);
+      std::string().swap(kvs[i].value);
+    }
+  };
+  size_t threads = kvs.size() < 1000 ? 1 : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  size_t per = (kvs.size() + threads - 1) / threads;
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads && t * per < kvs.size(); ++t)
+    helpers.emplace_back(decodeRange, t * per, std::min(kvs.size(), (t + 1) * per));
+  decodeRange(0, std::min(kvs.size(), per));
+  for (auto& h : helpers) h.join();
   {
     std::unique_lock lk(mu_);
-    for (auto& kv : listed.value.kvs) {
-      ObjectPtr obj = decoder_(kv.key, kv.value, kv.mod_revision, kv.create_revision);
-      if (!obj) {
-        LOG_ERROR("watch cache " << prefix_ << ": cannot decode stored object " << kv.key);
+    for (size_t i = 0; i < kvs.size(); ++i) {
+      if (!decoded[i]) {
+        LOG_ERROR("watch cache " << prefix_ << ": cannot decode stored object " << kvs[i].key);
         continue;
       }
-      objects_.emplace(kv.key, std::move(obj));
+      objects_.emplace_hint(objects_.end(), kvs[i].key, std::move(decoded[i]));
     }
     revision_ = listed.value.revision;
     oldest_ = revision_;
