@@ -124,8 +124,11 @@ int reads(const std::string& bin, int pods) {
   o.connections = 64;
   o.requests = 300000;
   o.max_seconds = 10;
+  double cpu0 = cpuSeconds(api.pid()), self0 = cpuSeconds(getpid());
   auto get = runLoad(o, [](int64_t i) { return httpGet("/api/v1/namespaces/bench/pods/r-" + std::to_string(i % 1000)); });
-  std::printf("GET one pod      conns=64  %s\n", get.summary().c_str());
+  std::printf("GET one pod      conns=64  %s  server %.0f us/req, load generator %.0f us/req\n", get.summary().c_str(),
+              (cpuSeconds(api.pid()) - cpu0) * 1e6 / std::max<int64_t>(get.answered, 1),
+              (cpuSeconds(getpid()) - self0) * 1e6 / std::max<int64_t>(get.answered, 1));
 
   auto listJson = sequentialGets(api.port(), "/api/v1/namespaces/bench/pods", "application/json", 20);
   std::printf("LIST %d pods JSON   %.1f ms median (%.1f MB per answer)  %s\n", pods, percentile(listJson.latencies_ms, 50),
@@ -150,6 +153,7 @@ int reads(const std::string& bin, int pods) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines as they happen
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s BIN_DIR writes|reads [args]\n", argv[0]);
     return 2;

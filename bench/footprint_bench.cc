@@ -30,6 +30,7 @@ uint64_t dirBytes(const std::string& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines as they happen
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s BIN_DIR [milestones]\n", argv[0]);
     return 2;

@@ -109,6 +109,7 @@ asio::awaitable<void> watchLoop(tcp::endpoint ep, Watcher& w, const bool& stop) 
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines as they happen
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s BIN_DIR [watchers] [writes_per_s] [seconds] [all|node]\n", argv[0]);
     return 2;

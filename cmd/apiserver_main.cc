@@ -436,6 +436,14 @@ int main(int argc, char** argv) {
     return i.verb == "watch" || s == "log" || s == "exec" || s == "attach" || s == "portforward" ||
            s == "proxy";
   };
+  // Reads of one object come from the watch cache without blocking: they run on the
+  // network threads. With an audit log (a file write per request) they stay on the workers.
+  if (flags.get("audit-log-path").empty())
+    hs.run_inline = [](const http::Request& req) {
+      if (req.method != "GET" || req.hasQuery("watch")) return false;
+      auth::RequestInfo i = auth::requestInfo(req);
+      return i.resource_request && i.verb == "get" && i.subresource.empty();
+    };
   // The advertised address is known once the port is; set below.
   auto api = std::make_unique<handlers::ApiHandler>(*reg.value(), ho);
   api->watches().setMaxPerUser(flags.getInt("max-watches-per-user"));

@@ -361,7 +361,7 @@ class Session final : public SessionBase {
     }
     srv_.in_flight.fetch_add(1);
     auto responder = std::make_shared<ResponderImpl>(self(), head_);
-    net::post(*srv_.workers, [this, self = self(), req, responder, slot]() mutable {
+    auto handle = [this, self = self(), req, responder, slot]() mutable {
       try {
         srv_.handler(*req, responder);
       } catch (const std::exception& e) {
@@ -377,7 +377,9 @@ class Session final : public SessionBase {
       responder.reset();  // a handler that never answered gets a 500 from the destructor
       if (slot) slot->fetch_sub(1);
       srv_.in_flight.fetch_sub(1);
-    });
+    };
+    if (srv_.opts.run_inline && srv_.opts.run_inline(*req)) handle();
+    else net::post(*srv_.workers, std::move(handle));
   }
 
   class ResponderImpl final : public Responder {
