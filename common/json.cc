@@ -97,12 +97,23 @@ class EndFinder {
     return w_.StartObject();
   }
   bool Key(const char* s, rapidjson::SizeType n, bool copy) {
-    if (depth_ == 1) pending_ = std::string_view(s, n) == member_;
+    if (depth_ == 1 && std::string_view(s, n) == member_) {
+      // Lookups find the first of duplicate members; a second one makes the offset
+      // ambiguous, so none is reported.
+      if (seen_) {
+        ambiguous_ = true;
+        end_ = std::string::npos;
+      }
+      seen_ = true;
+      pending_ = !ambiguous_;
+    } else if (depth_ == 1) {
+      pending_ = false;
+    }
     return w_.Key(s, n, copy);
   }
   bool EndObject(rapidjson::SizeType n) {
     if (depth_ == 2 && inside_) {
-      end_ = sb_.GetSize();
+      if (!ambiguous_) end_ = sb_.GetSize();
       inside_ = false;
     }
     --depth_;
@@ -124,8 +135,10 @@ class EndFinder {
   std::string_view member_;
   size_t& end_;
   int depth_ = 0;
-  bool pending_ = false;  // the last top-level key was `member`
-  bool inside_ = false;   // inside that member's object
+  bool pending_ = false;    // the last top-level key was `member`
+  bool inside_ = false;     // inside that member's object
+  bool seen_ = false;       // `member` has been seen
+  bool ambiguous_ = false;  // ... more than once
 };
 
 }  // namespace

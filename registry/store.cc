@@ -94,7 +94,9 @@ void indexObject(const apis::Resource& resource, const json::Value& d, storage::
 std::shared_ptr<storage::CachedObject> decodeWith(const apis::Resource& resource, const std::string& key,
                                                   const std::string& value, const std::string& rv) {
   json::Document d;
-  d.Parse(value.data(), value.size());
+  // Full precision: the stored bytes were written by our serializer (shortest round-trip
+  // form), so numbers decode to exactly what was written, as the write path caches them.
+  d.Parse<rapidjson::kParseFullPrecisionFlag>(value.data(), value.size());
   if (d.HasParseError() || !d.IsObject()) return nullptr;
   auto& a = d.GetAllocator();
   resource.strategy->fromStorage(d, a);

@@ -66,11 +66,11 @@ Outcome<int64_t> WatchCache::start() {
   };
   size_t threads = kvs.size() < 1000 ? 1 : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
   size_t per = (kvs.size() + threads - 1) / threads;
-  std::vector<std::thread> helpers;
+  std::vector<std::jthread> helpers;  // joined on every path out
   for (size_t t = 1; t < threads && t * per < kvs.size(); ++t)
     helpers.emplace_back(decodeRange, t * per, std::min(kvs.size(), (t + 1) * per));
   decodeRange(0, std::min(kvs.size(), per));
-  for (auto& h : helpers) h.join();
+  helpers.clear();
   {
     std::unique_lock lk(mu_);
     for (size_t i = 0; i < kvs.size(); ++i) {

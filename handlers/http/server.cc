@@ -339,6 +339,7 @@ class Session final : public SessionBase {
     req->tls = kTls;
     req->client_certificate = client_certificate_;
     handling_ = true;
+    bool runInline = srv_.opts.run_inline && srv_.opts.run_inline(*req);
     // Max in flight: reserve a slot or answer 429 without queueing the request.
     std::atomic<int>* slot = nullptr;
     if (!srv_.opts.long_running || !srv_.opts.long_running(*req)) {
@@ -378,7 +379,7 @@ class Session final : public SessionBase {
       if (slot) slot->fetch_sub(1);
       srv_.in_flight.fetch_sub(1);
     };
-    if (srv_.opts.run_inline && srv_.opts.run_inline(*req)) handle();
+    if (runInline) handle();
     else net::post(*srv_.workers, std::move(handle));
   }
 

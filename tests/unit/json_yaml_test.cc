@@ -71,3 +71,26 @@ TEST(Yaml, RoundTripsThroughJsonToYaml) {
   ASSERT_TRUE(yamlToJson(y, back).ok()) << y;
   EXPECT_TRUE(back == d) << y;
 }
+
+// serializeFindingEnd reports where the top-level member's object closes (the write path
+// splices the resourceVersion there); anything ambiguous reports none.
+TEST(Json, SerializeFindingEndOfTopLevelMember) {
+  auto endOf = [](const std::string& text) {
+    json::Document d;
+    d.Parse(text.data(), text.size());
+    size_t end = 0;
+    std::string out = json::serializeFindingEnd(d, "metadata", end);
+    return std::make_pair(out, end);
+  };
+  auto [out, end] = endOf(R"({"kind":"Pod","metadata":{"name":"a","labels":{"metadata":"x"}},"spec":{"metadata":{}}})");
+  ASSERT_NE(end, std::string::npos);
+  // `end` is the offset of metadata's own closing brace.
+  EXPECT_EQ(out.substr(0, end), R"({"kind":"Pod","metadata":{"name":"a","labels":{"metadata":"x"})");
+  EXPECT_EQ(out[end], '}');
+  auto empty = endOf(R"({"metadata":{},"spec":1})");
+  EXPECT_EQ(empty.second, std::string(R"({"metadata":{)").size());
+  EXPECT_EQ(endOf(R"({"metadata":"scalar","spec":{}})").second, std::string::npos);
+  EXPECT_EQ(endOf(R"({"spec":{"metadata":{"name":"nested"}}})").second, std::string::npos);
+  EXPECT_EQ(endOf(R"({"metadata":{"name":"a"},"metadata":{"name":"b"}})").second, std::string::npos);
+  EXPECT_EQ(endOf(R"({"metadata":[1],"x":{"y":2}})").second, std::string::npos);
+}
