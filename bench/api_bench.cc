@@ -7,7 +7,6 @@
 //       GET one pod at 64 connections; LIST all pods as JSON and as Table; LIST with a
 //       label selector and with a spec.nodeName field selector.
 #include <cstdlib>
-#include <sstream>
 
 #include "bench/bench_util.h"
 #include "bench/http_load.h"
@@ -19,24 +18,6 @@ using namespace shepherd;
 using namespace shepherd::bench;
 
 namespace {
-
-std::vector<int> parseLevels(const std::string& s) {
-  std::vector<int> out;
-  std::stringstream in(s);
-  std::string part;
-  while (std::getline(in, part, ',')) out.push_back(std::atoi(part.c_str()));
-  return out;
-}
-
-bool createNamespace(int port, const std::string& ns) {
-  LoadOptions o;
-  o.port = port;
-  o.requests = 1;
-  auto r = runLoad(o, [&](int64_t) {
-    return httpPost("/api/v1/namespaces", R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})");
-  });
-  return r.count(201) == 1;
-}
 
 // Creates pods named prefix-i (i < count) at `connections`; returns the load result.
 LoadResult createPods(int port, const std::string& ns, const std::string& prefix, int64_t count, int connections,
@@ -74,7 +55,7 @@ int writes(const std::string& bin, int64_t per_level, const std::vector<int>& le
   {
     TempDir dir;
     ApiServer api(bin, dir.path());
-    if (!api.ok() || !createNamespace(api.port(), "bench")) return 1;
+    if (!api.ok() || !api.createNamespace("bench")) return 1;
     for (int c : levels) {
       // One connection at a time waits for every fsync: fewer requests keep it short.
       int64_t n = c == 1 ? std::min<int64_t>(per_level, 2000) : per_level;
@@ -115,7 +96,7 @@ int writes(const std::string& bin, int64_t per_level, const std::vector<int>& le
 int reads(const std::string& bin, int pods) {
   TempDir dir;
   ApiServer api(bin, dir.path(), {"--watch-cache-size=100000"});
-  if (!api.ok() || !createNamespace(api.port(), "bench")) return 1;
+  if (!api.ok() || !api.createNamespace("bench")) return 1;
   auto load = createPods(api.port(), "bench", "r", pods, 64, 300, true);
   std::printf("loaded %lld pods (%s)\n", static_cast<long long>(load.answered), load.summary().c_str());
 
@@ -159,8 +140,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string bin = argv[1], what = argv[2];
-  if (what == "writes")
-    return writes(bin, argc > 3 ? std::atoll(argv[3]) : 20000, parseLevels(argc > 4 ? argv[4] : "1,16,64,256"));
+  if (what == "writes") {
+    std::vector<int> levels;
+    for (int64_t c : parseIntList(argc > 4 ? argv[4] : "1,16,64,256")) levels.push_back(static_cast<int>(c));
+    return writes(bin, argc > 3 ? std::atoll(argv[3]) : 20000, levels);
+  }
   if (what == "reads") return reads(bin, argc > 3 ? std::atoi(argv[3]) : 10000);
   std::fprintf(stderr, "unknown benchmark %s\n", what.c_str());
   return 2;

@@ -99,6 +99,19 @@ inline double cpuSeconds(pid_t pid) {
   return static_cast<double>(std::stoll(fields[11]) + std::stoll(fields[12])) / static_cast<double>(ticks);
 }
 
+// "1,16,64" -> {1, 16, 64}
+inline std::vector<int64_t> parseIntList(const std::string& s) {
+  std::vector<int64_t> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > start) out.push_back(std::stoll(s.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return out;
+}
+
 inline long rssKb(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;

@@ -7,7 +7,6 @@
 // started again on the same data: time from exec to /readyz answering 200, and RSS.
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 
 #include "bench/bench_util.h"
 #include "bench/http_load.h"
@@ -36,21 +35,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string bin = argv[1];
-  std::vector<int64_t> milestones;
-  {
-    std::stringstream in(argc > 2 ? argv[2] : "10000,100000,150000");
-    std::string part;
-    while (std::getline(in, part, ',')) milestones.push_back(std::atoll(part.c_str()));
-  }
+  std::vector<int64_t> milestones = parseIntList(argc > 2 ? argv[2] : "10000,100000,150000");
   TempDir dir;
   ApiServer api(bin, dir.path());
-  if (!api.ok()) return 1;
-  {
-    LoadOptions o;
-    o.port = api.port();
-    o.requests = 1;
-    runLoad(o, [](int64_t) { return httpPost("/api/v1/namespaces", R"({"metadata":{"name":"bench"}})"); });
-  }
+  if (!api.ok() || !api.createNamespace("bench")) return 1;
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   long rss0 = rssKb(api.pid());
   std::printf("0 pods: rss %.1f MiB\n", static_cast<double>(rss0) / 1024);

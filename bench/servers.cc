@@ -73,6 +73,16 @@ double ApiServer::start() {
   return ms(Clock::now() - t0);
 }
 
+bool ApiServer::createNamespace(const std::string& ns) const {
+  LoadOptions o;
+  o.port = port_;
+  o.requests = 1;
+  auto r = runLoad(o, [&](int64_t) {
+    return httpPost("/api/v1/namespaces", R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})");
+  });
+  return r.count(201) == 1;
+}
+
 double ApiServer::restart() {
   process_.reset();
   return start();

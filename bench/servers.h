@@ -33,6 +33,8 @@ class ApiServer {
   pid_t pid() const { return process_ ? process_->pid() : -1; }
   bool ok() const { return port_ > 0; }
   void stop() { process_.reset(); }
+  // Creates namespace `ns`; false unless the server answered 201.
+  bool createNamespace(const std::string& ns) const;
 
  private:
   double start();

@@ -90,73 +90,72 @@ void indexObject(const apis::Resource& resource, const json::Value& d, storage::
   resource.strategy->selectableFields(d, obj.fields);
 }
 
-// Parses a stored value into the served form with metadata.resourceVersion = rv.
-std::shared_ptr<storage::CachedObject> decodeWith(const apis::Resource& resource, const std::string& key,
-                                                  const std::string& value, const std::string& rv) {
-  json::Document d;
+// Parses a stored value into its served form (without a resourceVersion).
+bool parseStored(const apis::Resource& resource, const std::string& value, json::Document& d) {
   // Full precision: the stored bytes were written by our serializer (shortest round-trip
   // form), so numbers decode to exactly what was written, as the write path caches them.
   d.Parse<rapidjson::kParseFullPrecisionFlag>(value.data(), value.size());
-  if (d.HasParseError() || !d.IsObject()) return nullptr;
-  auto& a = d.GetAllocator();
-  resource.strategy->fromStorage(d, a);
-  json::Value& m = json::ensureObject(d, "metadata", a);
-  json::setString(m, "resourceVersion", rv, a);
-  auto obj = std::make_shared<storage::CachedObject>();
-  obj->key = key;
-  indexObject(resource, d, *obj);
-  obj->json = json::serialize(d);
-  return obj;
+  if (d.HasParseError() || !d.IsObject()) return false;
+  resource.strategy->fromStorage(d, d.GetAllocator());
+  json::ensureObject(d, "metadata", d.GetAllocator());
+  return true;
+}
+
+// The cached form of `served` (the serialization of `doc`, whose metadata object closes at
+// meta_end) with an empty resourceVersion slot appended to metadata, where setting
+// metadata.resourceVersion on the document would put it.
+std::optional<ObjectTemplate> templateOf(const apis::Resource& resource, const std::string& key,
+                                         const json::Value& doc, const std::string& served, size_t meta_end) {
+  if (meta_end == std::string::npos || meta_end == 0) return std::nullopt;
+  auto cached = std::make_shared<storage::CachedObject>();
+  cached->key = key;
+  indexObject(resource, doc, *cached);
+  std::string_view open = served[meta_end - 1] == '{' ? "\"resourceVersion\":\"" : ",\"resourceVersion\":\"";
+  cached->json.reserve(served.size() + open.size() + 1);
+  cached->json.append(served, 0, meta_end).append(open);
+  size_t slot = cached->json.size();
+  cached->json.append("\"").append(served, meta_end);
+  return ObjectTemplate{std::move(cached), slot};
 }
 
 }  // namespace
 
 ObjectPtr decodeObject(const apis::Resource& resource, const std::string& key, const std::string& value,
                        int64_t revision, int64_t create_revision) {
-  auto obj = decodeWith(resource, key, value, std::to_string(revision));
-  if (!obj) return nullptr;
+  json::Document d;
+  if (!parseStored(resource, value, d)) return nullptr;
+  json::setString(*json::find(d, "metadata"), "resourceVersion", std::to_string(revision), d.GetAllocator());
+  auto obj = std::make_shared<storage::CachedObject>();
+  obj->key = key;
   obj->mod_revision = revision;
   obj->create_revision = create_revision;
+  indexObject(resource, d, *obj);
+  obj->json = json::serialize(d);
   return obj;
 }
 
 std::optional<ObjectTemplate> decodeTemplate(const apis::Resource& resource, const std::string& key,
                                              const std::string& value) {
-  // A placeholder no stored object contains (random per process), replaced by the slot.
-  static const std::string marker = "rv-slot-" + ids::uuid4();
-  auto obj = decodeWith(resource, key, value, marker);
-  if (!obj) return std::nullopt;
-  size_t at = obj->json.find(marker);
-  if (at == std::string::npos || obj->json.find(marker, at + marker.size()) != std::string::npos) return std::nullopt;
-  obj->json.erase(at, marker.size());
-  return ObjectTemplate{std::move(obj), at};
+  json::Document d;
+  if (!parseStored(resource, value, d)) return std::nullopt;
+  json::remove(*json::find(d, "metadata"), "resourceVersion");
+  size_t metaEnd = std::string::npos;
+  std::string served = json::serializeFindingEnd(d, "metadata", metaEnd);
+  return templateOf(resource, key, d, served, metaEnd);
 }
 
 PreparedObjects::Ticket Store::encodeAndPrepare(const std::string& key, json::Document& obj, std::string& stored) {
   std::optional<ObjectTemplate> t;
-  size_t metaEnd = std::string::npos;
   if (!resource_->strategy->convertsForStorage()) {
-    // Stored and served shapes are the same: one serialization gives both the stored
-    // value and (with the resourceVersion appended to metadata, where decoding the stored
-    // value would put it) the cached form.
+    // Stored and served shapes are the same: one serialization gives both.
     normalizeTypeAndVersion(obj);
+    size_t metaEnd = std::string::npos;
     stored = json::serializeFindingEnd(obj, "metadata", metaEnd);
+    t = templateOf(*resource_, key, obj, stored, metaEnd);
   } else {
     stored = encodeForStorage(obj);
   }
-  if (metaEnd != std::string::npos && metaEnd > 0) {
-    auto cached = std::make_shared<storage::CachedObject>();
-    cached->key = key;
-    indexObject(*resource_, obj, *cached);
-    std::string_view open = stored[metaEnd - 1] == '{' ? "\"resourceVersion\":\"" : ",\"resourceVersion\":\"";
-    cached->json.reserve(stored.size() + open.size() + 24);
-    cached->json.append(stored, 0, metaEnd).append(open);
-    size_t slot = cached->json.size();
-    cached->json.append("\"").append(stored, metaEnd);
-    t = ObjectTemplate{std::move(cached), slot};
-  } else {
-    t = decodeTemplate(*resource_, key, stored);
-  }
+  if (!t) t = decodeTemplate(*resource_, key, stored);
   if (!t) return {};
   return prepared_.add(key, &stored, std::move(*t));
 }
