@@ -74,6 +74,9 @@ class Strategy {
   virtual void selectableFields(const json::Value& obj, storage::StringPairs& out) const;
   // Field names a field selector may use (beyond metadata.name/namespace).
   virtual std::vector<std::string> selectableFieldNames() const { return {}; }
+  // Selectable fields the watch cache indexes, so an equality selector on one reads an
+  // index instead of scanning (upstream's IndexerFuncs: pods by spec.nodeName).
+  virtual std::vector<std::string> indexedFieldNames() const { return {}; }
 
   // Conversion between this version and the storage version of the kind (for kinds
   // served in two shapes, such as core/v1 and events.k8s.io/v1 Events). Default: none.
@@ -102,8 +105,8 @@ class Strategy {
 
 // What a create-only resource (a review) may need of the request.
 struct EphemeralContext {
-  const auth::UserInfo& user;                    // the requester as authenticated
-  const auth::Authorizer* authorizer = nullptr;  // null: everything is allowed
+  const auth::UserInfo& user;                       // the requester as authenticated
+  const auth::Authorizer* authorizer = nullptr;     // null: everything is allowed
   const auth::PolicySource* rbac_policy = nullptr;  // null: RBAC is not in use
 };
 

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/signals.h"
 #include "kubelet-lite/cri_client.h"
+#include "kubelet-lite/fake_fleet.h"
 #include "kubelet-lite/kubelet.h"
 #include "kubelet-lite/log_server.h"
 #include "kubelet-lite/node_status.h"
@@ -59,6 +60,42 @@ std::map<std::string, std::string> parseLabels(const std::string& s, std::string
   return out;
 }
 
+// Many fake nodes in this process until SIGINT/SIGTERM (no kubelet port: fake pods have
+// no logs).
+int runFakeFleet(client::RestClient& rest, const Flags& flags, const std::string& prefix,
+                 const std::map<std::string, std::string>& labels, sigset_t set) {
+  kubelet::FakeFleetConfig fc;
+  fc.name_prefix = prefix;
+  fc.nodes = flags.getInt("fake-nodes");
+  fc.startup_ms = flags.getInt("fake-startup-ms");
+  fc.workers = std::max(1, flags.getInt("fake-workers"));
+  fc.machine = kubelet::detectMachine(flags.get("root-dir"));
+  fc.node.internal_ip = flags.get("node-ip");
+  fc.node.kubelet_port = flags.getInt("port");
+  fc.node.labels = labels;
+  fc.node.runtime_version = "fake://0.1.0";
+  fc.node.max_pods = flags.getInt("max-pods");
+  fc.node.cpu = flags.get("cpu");
+  fc.node.memory = flags.get("memory");
+  fc.node.lease_seconds = flags.getInt("node-lease-duration-seconds");
+  fc.node.renew_interval_seconds = std::max(1, flags.getInt("node-status-update-frequency"));
+  auto fleet = std::make_unique<kubelet::FakeFleet>(rest, fc);
+  while (!fleet->start(30000)) {
+    LOG_WARN("kubelet-lite: fake fleet not started; trying again");
+    fleet = std::make_unique<kubelet::FakeFleet>(rest, fc);
+    struct timespec ts {
+      1, 0
+    };
+    if (sigtimedwait(&set, nullptr, &ts) > 0) return 0;
+  }
+  while (true) {
+    int sig = sigwaitinfo(&set, nullptr);
+    if (sig == SIGINT || sig == SIGTERM) break;
+  }
+  fleet->stop();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -91,6 +128,10 @@ int main(int argc, char** argv) {
   flags.define("cpu", "", "Override the cpu capacity reported (e.g. for fake nodes).");
   flags.define("memory", "", "Override the memory capacity reported.");
   flags.define("fake-startup-ms", "100", "With --runtime=fake: delay before a pod is Running.");
+  flags.define("fake-nodes", "0",
+               "With --runtime=fake: run this many fake nodes in this process, named "
+               "<hostname-override>-<i> (cluster simulations); 0 = one node.");
+  flags.define("fake-workers", "4", "With --fake-nodes: threads writing pod statuses.");
   flags.define("node-lease-duration-seconds", "40", "leaseDurationSeconds of the node's Lease.");
   flags.define("node-status-update-frequency", "10", "Seconds between lease renewals.");
   flags.define("v", "0", "Log verbosity.");
@@ -126,6 +167,13 @@ int main(int argc, char** argv) {
   }
   bool fake = runtimeMode == "fake";
   client::RestClient rest(cfg.value());
+  if (flags.getInt("fake-nodes") > 0) {
+    if (!fake) {
+      std::fprintf(stderr, "kubelet-lite: --fake-nodes needs --runtime=fake\n");
+      return 2;
+    }
+    return runFakeFleet(rest, flags, nodeName, labels, set);
+  }
 
   // The runtime first: without it the node cannot run anything.
   std::unique_ptr<kubelet::CriClient> cri;

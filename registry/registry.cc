@@ -17,11 +17,12 @@ Result<std::unique_ptr<Registry>> Registry::start(storage::Storage& storage, con
     auto prepared = std::make_unique<PreparedObjects>();
     auto cache = std::make_unique<storage::WatchCache>(
         storage, res->storage_prefix,
-        [res, p = prepared.get()](const std::string& key, const std::string& value, int64_t rev, int64_t crev) {
+        [res, p = prepared.get()](const std::string& key, const std::string& value, int64_t rev,
+                                  int64_t crev) {
           if (ObjectPtr made = p->take(key, value, rev, crev)) return made;
           return decodeObject(*res, key, value, rev, crev);
         },
-        opts.watch_window);
+        opts.watch_window, res->strategy->indexedFieldNames());
     auto started = cache->start();
     if (!started.ok())
       return ApiError::internal("cannot start the watch cache of " + res->plural + ": " + started.message);
@@ -44,7 +45,8 @@ Registry::~Registry() {
   caches_.clear();
 }
 
-Store* Registry::store(const std::string& group, const std::string& version, const std::string& plural) const {
+Store* Registry::store(const std::string& group, const std::string& version,
+                       const std::string& plural) const {
   auto it = index_.find({group, version, plural});
   return it == index_.end() ? nullptr : it->second;
 }

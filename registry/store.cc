@@ -39,7 +39,11 @@ std::string strMeta(const json::Value& obj, std::string_view k) {
 
 Store::Store(std::shared_ptr<const apis::Resource> resource, storage::Storage& storage,
              storage::WatchCache& cache, PreparedObjects& prepared, Registry& registry)
-    : resource_(std::move(resource)), storage_(storage), cache_(cache), prepared_(prepared), registry_(registry) {}
+    : resource_(std::move(resource)),
+      storage_(storage),
+      cache_(cache),
+      prepared_(prepared),
+      registry_(registry) {}
 
 bool Store::allowCreateOnUpdate() const {
   const std::string& p = resource_->plural;
@@ -144,7 +148,8 @@ std::optional<ObjectTemplate> decodeTemplate(const apis::Resource& resource, con
   return templateOf(resource, key, d, served, metaEnd);
 }
 
-PreparedObjects::Ticket Store::encodeAndPrepare(const std::string& key, json::Document& obj, std::string& stored) {
+PreparedObjects::Ticket Store::encodeAndPrepare(const std::string& key, json::Document& obj,
+                                                std::string& stored) {
   std::optional<ObjectTemplate> t;
   if (!resource_->strategy->convertsForStorage()) {
     // Stored and served shapes are the same: one serialization gives both.
@@ -209,6 +214,12 @@ Result<ListPage> Store::list(const ListOptions& opts) const {
   else if (name && !resource_->namespaced)
     req.prefix = resource_->key("", *name);
   bool exactKey = req.prefix != resource_->prefixFor(opts.ns);
+  for (const std::string& field : resource_->strategy->indexedFieldNames())
+    if (const std::string* value = fields->exactValue(field)) {
+      req.index_field = field;
+      req.index_value = *value;
+      break;
+    }
   req.predicate = apis::makePredicate(std::move(*labels), std::move(*fields));
 
   if (!opts.resource_version_match.empty()) {

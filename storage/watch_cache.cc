@@ -18,16 +18,25 @@ bool hasPrefix(const std::string& s, const std::string& p) {
 }
 }  // namespace
 
-const std::string* CachedObject::label(std::string_view k) const { return lookup(labels, k); }
-const std::string* CachedObject::field(std::string_view k) const { return lookup(fields, k); }
+const std::string* CachedObject::label(std::string_view k) const {
+  return lookup(labels, k);
+}
+const std::string* CachedObject::field(std::string_view k) const {
+  return lookup(fields, k);
+}
 
 const char* watchEventTypeName(WatchEventType t) {
   switch (t) {
-    case WatchEventType::Added: return "ADDED";
-    case WatchEventType::Modified: return "MODIFIED";
-    case WatchEventType::Deleted: return "DELETED";
-    case WatchEventType::Bookmark: return "BOOKMARK";
-    case WatchEventType::Error: return "ERROR";
+    case WatchEventType::Added:
+      return "ADDED";
+    case WatchEventType::Modified:
+      return "MODIFIED";
+    case WatchEventType::Deleted:
+      return "DELETED";
+    case WatchEventType::Bookmark:
+      return "BOOKMARK";
+    case WatchEventType::Error:
+      return "ERROR";
   }
   return "ERROR";
 }
@@ -39,13 +48,34 @@ void CacheWatch::stop() {
   }
 }
 
-WatchCache::WatchCache(Storage& storage, std::string prefix, Decoder decoder, size_t window)
+WatchCache::WatchCache(Storage& storage, std::string prefix, Decoder decoder, size_t window,
+                       std::vector<std::string> indexed_fields)
     : storage_(storage),
       prefix_(std::move(prefix)),
       decoder_(std::move(decoder)),
-      window_capacity_(std::max<size_t>(window, 16)) {}
+      window_capacity_(std::max<size_t>(window, 16)) {
+  for (auto& f : indexed_fields) field_index_[f];
+}
 
-WatchCache::~WatchCache() { storage_watch_.reset(); }
+void WatchCache::indexAdd(const CachedObject& obj) {
+  for (auto& [field, buckets] : field_index_)
+    if (const std::string* v = obj.field(field)) buckets[*v].insert(obj.key);
+}
+
+void WatchCache::indexRemove(const CachedObject& obj) {
+  for (auto& [field, buckets] : field_index_) {
+    const std::string* v = obj.field(field);
+    if (!v) continue;
+    auto b = buckets.find(*v);
+    if (b == buckets.end()) continue;
+    b->second.erase(obj.key);
+    if (b->second.empty()) buckets.erase(b);
+  }
+}
+
+WatchCache::~WatchCache() {
+  storage_watch_.reset();
+}
 
 Outcome<int64_t> WatchCache::start() {
   // Not under mu_: the storage calls onBatch (which locks mu_) while holding its own
@@ -78,15 +108,14 @@ Outcome<int64_t> WatchCache::start() {
         LOG_ERROR("watch cache " << prefix_ << ": cannot decode stored object " << kvs[i].key);
         continue;
       }
+      indexAdd(*decoded[i]);
       objects_.emplace_hint(objects_.end(), kvs[i].key, std::move(decoded[i]));
     }
     revision_ = listed.value.revision;
     oldest_ = revision_;
   }
   auto w = storage_.watch(prefix_, listed.value.revision,
-                          [this](const std::vector<storage::Event>& evs, int64_t rev) {
-                            onBatch(evs, rev);
-                          });
+                          [this](const std::vector<storage::Event>& evs, int64_t rev) { onBatch(evs, rev); });
   if (!w.ok()) return Outcome<int64_t>::failure(w.code, w.message);
   storage_watch_ = std::move(w.value);
   Outcome<int64_t> out;
@@ -116,7 +145,10 @@ void WatchCache::onBatch(const std::vector<storage::Event>& events, int64_t revi
       } else if (se.prev) {
         e.object = decoder_(se.kv.key, se.prev->value, e.revision, se.prev->create_revision);
       }
-      if (it != objects_.end()) objects_.erase(it);
+      if (it != objects_.end()) {
+        indexRemove(*it->second);
+        objects_.erase(it);
+      }
       if (!e.object) continue;  // nothing we could ever have shown
     } else {
       e.object = decoder_(se.kv.key, se.kv.value, se.kv.mod_revision, se.kv.create_revision);
@@ -127,7 +159,13 @@ void WatchCache::onBatch(const std::vector<storage::Event>& events, int64_t revi
       }
       // A create after a delete of the same key is a fresh object, not a modification.
       if (se.isCreate()) e.prev = nullptr;
-      objects_[se.kv.key] = e.object;
+      if (it != objects_.end()) {
+        indexRemove(*it->second);
+        it->second = e.object;
+      } else {
+        objects_.emplace(se.kv.key, e.object);
+      }
+      indexAdd(*e.object);
     }
     revision_ = e.revision;
     changes_.fetch_add(1, std::memory_order_release);
@@ -208,11 +246,9 @@ CacheError WatchCache::list(const CacheListRequest& req, CacheListResponse& out)
   }
 
   auto begin = [&](const auto& m) {
-    return req.start_after.empty() || req.start_after < req.prefix
-               ? m.lower_bound(req.prefix)
-               : m.upper_bound(req.start_after);
+    return req.start_after.empty() || req.start_after < req.prefix ? m.lower_bound(req.prefix)
+                                                                   : m.upper_bound(req.start_after);
   };
-  auto cur = begin(objects_);
   auto old = begin(rolled_back);
   auto inRange = [&](const std::string& k) { return hasPrefix(k, req.prefix); };
 
@@ -229,23 +265,41 @@ CacheError WatchCache::list(const CacheListRequest& req, CacheListResponse& out)
     out.last_key = obj->key;
     ++taken;
   };
-  // Merge the current objects (minus rolled-back keys) with the rolled-back states.
-  while (true) {
-    bool cur_ok = cur != objects_.end() && inRange(cur->first);
-    bool old_ok = old != rolled_back.end() && inRange(old->first);
-    if (!cur_ok && !old_ok) break;
-    if (cur_ok && rolled_back.count(cur->first)) {
-      ++cur;
-      continue;
+  // Merge the current candidates (minus rolled-back keys) with the rolled-back states;
+  // both run in key order.
+  auto merge = [&](auto cur, auto end, auto keyAt, auto objectAt) {
+    while (true) {
+      bool cur_ok = cur != end && inRange(keyAt(cur));
+      bool old_ok = old != rolled_back.end() && inRange(old->first);
+      if (!cur_ok && !old_ok) break;
+      if (cur_ok && rolled_back.count(keyAt(cur))) {
+        ++cur;
+        continue;
+      }
+      if (!old_ok || (cur_ok && keyAt(cur) < old->first)) {
+        consider(objectAt(cur));
+        ++cur;
+      } else {
+        consider(old->second);
+        ++old;
+      }
     }
-    if (!old_ok || (cur_ok && cur->first < old->first)) {
-      consider(cur->second);
-      ++cur;
-    } else {
-      consider(old->second);
-      ++old;
-    }
+  };
+  // Candidates from an index: the current objects whose indexed field has the value (a
+  // rolled-back state of any other key still gets the predicate).
+  if (auto idx = req.index_field.empty() ? field_index_.end() : field_index_.find(req.index_field);
+      idx != field_index_.end()) {
+    static const std::set<std::string> none;
+    auto b = idx->second.find(req.index_value);
+    const std::set<std::string>& keys = b == idx->second.end() ? none : b->second;
+    merge(
+        begin(keys), keys.end(), [](auto it) -> const std::string& { return *it; },
+        [&](auto it) { return objects_.at(*it); });
+    return CacheError::None;
   }
+  merge(
+      begin(objects_), objects_.end(), [](auto it) -> const std::string& { return it->first; },
+      [](auto it) { return it->second; });
   return CacheError::None;
 }
 

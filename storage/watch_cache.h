@@ -14,8 +14,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -32,9 +34,9 @@ struct CachedObject {
   int64_t create_revision = 0;
   std::string ns;
   std::string name;
-  StringPairs labels;   // sorted by key
-  StringPairs fields;   // field-selector attributes, e.g. {"spec.nodeName", "n1"}
-  std::string json;     // full object JSON with metadata.resourceVersion set
+  StringPairs labels;  // sorted by key
+  StringPairs fields;  // field-selector attributes, e.g. {"spec.nodeName", "n1"}
+  std::string json;    // full object JSON with metadata.resourceVersion set
 
   const std::string* label(std::string_view k) const;
   const std::string* field(std::string_view k) const;
@@ -43,9 +45,8 @@ using ObjectPtr = std::shared_ptr<const CachedObject>;
 
 // Turns a stored value into a CachedObject whose resourceVersion is `revision`. Returns
 // nullptr for a value that cannot be decoded (it is then skipped and logged).
-using Decoder =
-    std::function<ObjectPtr(const std::string& key, const std::string& value, int64_t revision,
-                            int64_t create_revision)>;
+using Decoder = std::function<ObjectPtr(const std::string& key, const std::string& value, int64_t revision,
+                                        int64_t create_revision)>;
 
 using Predicate = std::function<bool(const CachedObject&)>;
 
@@ -63,19 +64,24 @@ class WatchSink {
 };
 
 struct CacheListRequest {
-  std::string prefix;        // e.g. /registry/pods/ or /registry/pods/default/
-  std::string start_after;   // exclusive; from a continue token
-  int64_t limit = 0;         // 0 = all
-  int64_t revision = 0;      // 0 = current; otherwise exactly this revision
-  Predicate predicate;       // empty = everything
+  std::string prefix;       // e.g. /registry/pods/ or /registry/pods/default/
+  std::string start_after;  // exclusive; from a continue token
+  int64_t limit = 0;        // 0 = all
+  int64_t revision = 0;     // 0 = current; otherwise exactly this revision
+  Predicate predicate;      // empty = everything
+  // Set when every match must have field `index_field` equal to `index_value` (an
+  // equality term of the selector): an indexed field is then read from its index instead
+  // of scanning the prefix. The predicate is still applied.
+  std::string index_field;
+  std::string index_value;
 };
 
 struct CacheListResponse {
   std::vector<ObjectPtr> items;
   int64_t revision = 0;
-  bool more = false;            // another page exists
-  int64_t remaining = 0;        // matching items after this page (exact)
-  std::string last_key;         // continue from here
+  bool more = false;      // another page exists
+  int64_t remaining = 0;  // matching items after this page (exact)
+  std::string last_key;   // continue from here
 };
 
 struct CacheWatchRequest {
@@ -106,7 +112,10 @@ enum class CacheError { None, Expired, TooLarge, Unavailable };
 // applying a storage batch and registering watches take it exclusively.
 class WatchCache {
  public:
-  WatchCache(Storage& storage, std::string prefix, Decoder decoder, size_t window = 10000);
+  // `indexed_fields`: field-selector attributes kept in an index (value -> keys), as
+  // upstream's watch cache indexes pods by spec.nodeName.
+  WatchCache(Storage& storage, std::string prefix, Decoder decoder, size_t window = 10000,
+             std::vector<std::string> indexed_fields = {});
   ~WatchCache();
   WatchCache(const WatchCache&) = delete;
   WatchCache& operator=(const WatchCache&) = delete;
@@ -152,6 +161,8 @@ class WatchCache {
   // Delivers one event to one watcher; false when the watcher must go.
   bool deliverTo(const Watcher& w, const Event& e) const;
   ObjectPtr restamp(const ObjectPtr& obj, int64_t revision) const;
+  void indexAdd(const CachedObject& obj);
+  void indexRemove(const CachedObject& obj);
   void removeWatcher(uint64_t id);
 
   Storage& storage_;
@@ -161,6 +172,9 @@ class WatchCache {
 
   mutable std::shared_mutex mu_;
   std::map<std::string, ObjectPtr> objects_;
+  // Indexed field -> value -> keys of the current objects with that value (sorted, so an
+  // indexed list pages in key order like a scan).
+  std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> field_index_;
   std::deque<Event> window_;
   int64_t revision_ = 0;
   std::atomic<uint64_t> changes_{0};

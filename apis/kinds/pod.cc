@@ -87,17 +87,18 @@ class PodStrategy final : public Strategy {
   }
 
   std::vector<std::string> selectableFieldNames() const override {
-    return {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-            "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs",
+    return {"spec.nodeName",           "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+            "spec.hostNetwork",        "status.phase",       "status.podIP",       "status.podIPs",
             "status.nominatedNodeName"};
   }
+
+  std::vector<std::string> indexedFieldNames() const override { return {"spec.nodeName"}; }
 
   void selectableFields(const json::Value& obj, storage::StringPairs& out) const override {
     out.emplace_back("spec.nodeName", json::getStringPath(obj, {"spec", "nodeName"}));
     out.emplace_back("spec.restartPolicy", json::getStringPath(obj, {"spec", "restartPolicy"}));
     out.emplace_back("spec.schedulerName", json::getStringPath(obj, {"spec", "schedulerName"}));
-    out.emplace_back("spec.serviceAccountName",
-                     json::getStringPath(obj, {"spec", "serviceAccountName"}));
+    out.emplace_back("spec.serviceAccountName", json::getStringPath(obj, {"spec", "serviceAccountName"}));
     const json::Value* hn = json::findPath(obj, {"spec", "hostNetwork"});
     out.emplace_back("spec.hostNetwork", hn && hn->IsBool() && hn->GetBool() ? "true" : "false");
     out.emplace_back("status.phase", json::getStringPath(obj, {"status", "phase"}));
@@ -106,15 +107,17 @@ class PodStrategy final : public Strategy {
     if (const json::Value* p = json::findPath(obj, {"status", "podIPs"}); p && p->IsArray())
       for (auto& ip : p->GetArray()) ips += (ips.empty() ? "" : ",") + std::string(json::getString(ip, "ip"));
     out.emplace_back("status.podIPs", ips);
-    out.emplace_back("status.nominatedNodeName",
-                     json::getStringPath(obj, {"status", "nominatedNodeName"}));
+    out.emplace_back("status.nominatedNodeName", json::getStringPath(obj, {"status", "nominatedNodeName"}));
   }
 
   std::vector<TableColumn> tableColumns() const override {
     return {{"Name", "string", "name", "Name must be unique within a namespace.", 0},
             {"Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic.", 0},
             {"Status", "string", "", "The aggregate status of the containers in this pod.", 0},
-            {"Restarts", "string", "", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.", 0},
+            {"Restarts", "string", "",
+             "The number of times the containers in this pod have been restarted and when the last container "
+             "in this pod has restarted.",
+             0},
             {"Age", "string", "", "Time since the pod was created.", 0},
             {"IP", "string", "", "IP address allocated to the pod.", 1},
             {"Node", "string", "", "Name of the node the pod is assigned to.", 1},
@@ -172,8 +175,7 @@ class PodStrategy final : public Strategy {
       for (auto& c : conds->GetArray()) {
         if (json::getString(c, "type") == "Initialized" && json::getString(c, "status") == "True")
           initializedTrue = true;
-        if (json::getString(c, "type") == "Ready" && json::getString(c, "status") == "True")
-          readyCond = true;
+        if (json::getString(c, "type") == "Ready" && json::getString(c, "status") == "True") readyCond = true;
       }
     if (!initializing || initializedTrue) {
       restarts = 0;
@@ -233,6 +235,8 @@ class PodStrategy final : public Strategy {
 
 }  // namespace
 
-std::shared_ptr<const Strategy> podStrategy() { return std::make_shared<PodStrategy>(); }
+std::shared_ptr<const Strategy> podStrategy() {
+  return std::make_shared<PodStrategy>();
+}
 
 }  // namespace shepherd::apis::kinds

@@ -1,6 +1,10 @@
 #include "controllers/replicaset/replica_set_controller.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -160,26 +164,45 @@ Status ReplicaSetController::createPods(const json::Value& rs, const std::string
   std::string body = json::serialize(pod);
   std::string path = podsPath(namespaceOf(rs));
   expectations_.expectCreations(key, n);
-  // Slow start: batches of 1, 2, 4, ...; a batch with a failure ends the attempt, so a
-  // quota or a bad template costs one failed request rather than n.
+  // Slow start, as upstream: batches of 1, 2, 4, ..., each batch's creates in parallel; a
+  // batch with a failure ends the attempt, so a quota or a bad template costs a few failed
+  // requests rather than n.
   int created = 0, batch = 1;
   while (created < n) {
     int size = std::min(batch, n - created);
-    for (int i = 0; i < size; ++i) {
-      auto r = client_.post(path, body);
-      if (!r) {
-        // This one and the ones never tried will not be observed.
-        for (int k = created + i; k < n; ++k) expectations_.creationObserved(key);
+    std::atomic<int> next{0}, ok{0};
+    std::mutex errMu;
+    std::optional<ApiError> firstError;
+    auto createSome = [&] {
+      for (int i = next++; i < size; i = next++) {
+        auto r = client_.post(path, body);
+        if (r) {
+          ++ok;
+          events_.event(rs, kApiVersion, kKind, "Normal", "SuccessfulCreate", "Created pod: " + nameOf(*r));
+          continue;
+        }
+        std::lock_guard<std::mutex> g(errMu);
         // A terminating namespace refuses new pods: nothing to report.
-        if (r.error().code == 403 && r.error().message.find("being terminated") != std::string::npos)
-          return okStatus();
-        events_.event(rs, kApiVersion, kKind, "Warning", "FailedCreate",
-                      "Error creating: " + r.error().message);
-        return r.error();
+        bool terminating =
+            r.error().code == 403 && r.error().message.find("being terminated") != std::string::npos;
+        if (!terminating && !firstError) firstError = r.error();
       }
-      events_.event(rs, kApiVersion, kKind, "Normal", "SuccessfulCreate", "Created pod: " + nameOf(*r));
+    };
+    std::vector<std::thread> helpers;
+    for (int t = 1; t < std::min(size, kMaxParallelCreates); ++t) helpers.emplace_back(createSome);
+    createSome();
+    for (auto& t : helpers) t.join();
+    created += ok.load();
+    if (ok.load() < size) {
+      // The failed ones and the ones never tried will not be observed.
+      for (int k = created; k < n; ++k) expectations_.creationObserved(key);
+      if (firstError) {
+        events_.event(rs, kApiVersion, kKind, "Warning", "FailedCreate",
+                      "Error creating: " + firstError->message);
+        return *firstError;
+      }
+      return okStatus();
     }
-    created += size;
     batch *= 2;
   }
   return okStatus();

@@ -19,6 +19,8 @@ class ReplicaSetController : public Controller {
  public:
   // At most this many creations or deletions per sync (upstream's burstReplicas).
   static constexpr int kBurstReplicas = 500;
+  // Threads creating one slow-start batch (upstream starts a goroutine per pod).
+  static constexpr int kMaxParallelCreates = 32;
   ReplicaSetController(client::RestClient& c, client::SharedInformers& informers,
                        client::EventRecorder& events);
 

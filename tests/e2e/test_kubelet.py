@@ -522,6 +522,66 @@ def test_kubelet_port_serves_logs_only_to_the_api_server(server, node, ns):
     delete_pod(server, ns, "port", wait=False)
 
 
+def test_fake_node_fleet(server, ns):
+    """--fake-nodes=N: N registered nodes in one process, each renewing its own Lease; pods
+    bound to any of them go Running with an IP; deleting a pod is confirmed by the node."""
+    workdir = tempfile.mkdtemp(prefix="shf-")
+    prefix = "fleet-" + uuid.uuid4().hex[:6]
+    names = ["%s-%d" % (prefix, i) for i in range(3)]
+    log = open(os.path.join(workdir, "kubelet.log"), "wb")
+    # Cluster-wide credentials: one process writes three nodes' objects.
+    proc = subprocess.Popen([real_node.kubelet_bin(), "--kubeconfig", server.kubeconfig, "--hostname-override",
+                             prefix, "--runtime=fake", "--fake-nodes=3", "--fake-startup-ms=200",
+                             "--node-status-update-frequency=1", "--root-dir", workdir + "/root", "--cpu", "8",
+                             "--memory", "16Gi"], stdout=log, stderr=subprocess.STDOUT)
+    lease = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/"
+    try:
+        deadline = time.monotonic() + 30
+        while not all(server.api.get(lease + n)[0] == 200 for n in names):
+            assert proc.poll() is None and time.monotonic() < deadline, open(log.name).read()
+            time.sleep(0.2)
+        for n in names:
+            node = server.api.get("/api/v1/nodes/" + n)[2]
+            assert node["status"]["capacity"]["cpu"] == "8"
+            assert node["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("fake://")
+            assert [c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
+        # Every node's lease is renewed (once a second here).
+        first = {n: server.api.get(lease + n)[2]["spec"]["renewTime"] for n in names}
+        deadline = time.monotonic() + 10
+        while any(server.api.get(lease + n)[2]["spec"]["renewTime"] == first[n] for n in names):
+            assert time.monotonic() < deadline, "a lease was not renewed: %s" % first
+            time.sleep(0.3)
+        for i, n in enumerate(names):
+            body = {"metadata": {"name": "p%d" % i},
+                    "spec": {"nodeName": n, "initContainers": [{"name": "init", "image": "any"}],
+                             "containers": [{"name": "c", "image": "img:%d" % i}]}}
+            assert server.api.post("/api/v1/namespaces/%s/pods" % ns, body)[0] == 201
+        ips = set()
+        for i, n in enumerate(names):
+            pod = wait_pod(server, ns, "p%d" % i, running, timeout=20, what="Running")
+            assert condition(pod, "Ready")["status"] == "True"
+            assert pod["status"]["containerStatuses"][0]["image"] == "img:%d" % i
+            assert pod["status"]["containerStatuses"][0]["ready"] is True
+            assert pod["status"]["initContainerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
+            ips.add(pod["status"]["podIP"])
+        assert len(ips) == 3, ips
+        # A pod bound to a node outside the fleet is left alone.
+        other = {"metadata": {"name": "elsewhere"},
+                 "spec": {"nodeName": prefix + "-99", "containers": [{"name": "c", "image": "any"}]}}
+        assert server.api.post("/api/v1/namespaces/%s/pods" % ns, other)[0] == 201
+        # Graceful deletes: the fake node confirms, so the pods disappear.
+        for i in range(3):
+            delete_pod(server, ns, "p%d" % i)
+        assert get_pod(server, ns, "elsewhere")["status"].get("phase") == "Pending"
+        delete_pod(server, ns, "elsewhere", grace=0)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+        subprocess.run(["rm", "-rf", workdir])
+    assert proc.returncode == 0
+
+
 def test_fake_runtime_node(server, ns):
     workdir = tempfile.mkdtemp(prefix="shf-")
     name = "fake-" + uuid.uuid4().hex[:6]
