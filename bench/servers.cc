@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "bench/http_load.h"
+#include "common/free_port.h"
 
 namespace shepherd::bench {
 
@@ -22,18 +23,7 @@ TempDir::~TempDir() {
 }
 
 int freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
+  return freeLoopbackPort();
 }
 
 bool waitForHttp200(int port, const std::string& target, int timeout_ms) {
@@ -57,7 +47,7 @@ ApiServer::ApiServer(const std::string& bin_dir, const std::string& dir, std::ve
 
 double ApiServer::start() {
   port_ = freePort();
-  std::vector<std::string> argv = {bin_ + "/shepherd-apiserver",     "--data-dir=" + dir_ + "/data",
+  std::vector<std::string> argv = {bin_ + "/shepherd-apiserver", "--data-dir=" + dir_ + "/data",
                                    "--port=" + std::to_string(port_), "--plain-http",
                                    "--authorization-mode=AlwaysAllow",
                                    // 256 concurrent writers must not meet the default limits
@@ -78,7 +68,8 @@ bool ApiServer::createNamespace(const std::string& ns) const {
   o.port = port_;
   o.requests = 1;
   auto r = runLoad(o, [&](int64_t) {
-    return httpPost("/api/v1/namespaces", R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})");
+    return httpPost("/api/v1/namespaces",
+                    R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})");
   });
   return r.count(201) == 1;
 }
@@ -90,15 +81,19 @@ double ApiServer::restart() {
 
 EtcdServer::EtcdServer(const std::string& dir) {
   int client = freePort(), peer = freePort();
-  std::string c = "http://127.0.0.1:" + std::to_string(client), p = "http://127.0.0.1:" + std::to_string(peer);
+  std::string c = "http://127.0.0.1:" + std::to_string(client),
+              p = "http://127.0.0.1:" + std::to_string(peer);
   process_ = std::make_unique<Process>(
-      std::vector<std::string>{"/usr/bin/etcd", "--name=bench", "--data-dir=" + dir + "/etcd", "--listen-client-urls=" + c,
-                               "--advertise-client-urls=" + c, "--listen-peer-urls=" + p,
-                               "--initial-advertise-peer-urls=" + p, "--initial-cluster=bench=" + p,
-                               "--enable-grpc-gateway=true", "--log-level=warn", "--quota-backend-bytes=8589934592"},
+      std::vector<std::string>{"/usr/bin/etcd", "--name=bench", "--data-dir=" + dir + "/etcd",
+                               "--listen-client-urls=" + c, "--advertise-client-urls=" + c,
+                               "--listen-peer-urls=" + p, "--initial-advertise-peer-urls=" + p,
+                               "--initial-cluster=bench=" + p, "--enable-grpc-gateway=true",
+                               "--log-level=warn", "--quota-backend-bytes=8589934592"},
       dir + "/etcd.log");
-  if (waitForHttp200(client, "/health", 30000)) port_ = client;
-  else std::fprintf(stderr, "etcd did not become healthy (see %s/etcd.log)\n", dir.c_str());
+  if (waitForHttp200(client, "/health", 30000))
+    port_ = client;
+  else
+    std::fprintf(stderr, "etcd did not become healthy (see %s/etcd.log)\n", dir.c_str());
 }
 
 }  // namespace shepherd::bench

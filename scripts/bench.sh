@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the benchmark suite (not part of the test suite) and prints its figures; record
 # them with the machine details in docs/benchmarks.md. Every benchmark starts its own
-# servers on loopback in a fresh temporary directory. The whole suite takes ~20 minutes
+# servers on loopback in a fresh temporary directory. The whole suite takes ~25 minutes
 # on 2 cores.
 #   scripts/bench.sh                 all benchmarks, three runs each
-#   scripts/bench.sh writes          one of: writes, reads, watch, footprint, scheduler, pod-startup
-#   RUNS=1 scripts/bench.sh ...      fewer runs
+#   scripts/bench.sh writes          one of: writes, reads, watch, footprint, scheduler, pod-startup,
+#                                    simulation
+#   RUNS=1 scripts/bench.sh ...      fewer runs (the simulation, ~6 minutes, runs once)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
@@ -49,3 +50,7 @@ for run in $(seq 1 "$runs"); do
     ./build/bench/pod_startup_bench "$bin" ./scripts/containerd.sh 50
   fi
 done 2>&1 | grep -v "^I [0-9]"
+if want simulation; then
+  echo "=== cluster simulation: 1,000 fake nodes (kubelet-lite --fake-nodes), a Deployment of 100,000 pods"
+  ./build/bench/cluster_sim_bench "$bin" 1000 100000 30 2>&1 | grep -v "^I [0-9]"
+fi
