@@ -14,11 +14,12 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSHEPHERD_FUZZ=ON -DCMAKE_BUILD_T
 cmake --build build-fuzz -j "$(nproc 2>/dev/null || echo 2)" --target $(printf 'fuzz_%s ' "${targets[@]}")
 for t in "${targets[@]}"; do
   corpus=build-fuzz/corpus/$t
-  mkdir -p "$corpus"
+  # Crash reproducers go under build-fuzz/, not into the working directory.
+  mkdir -p "$corpus" build-fuzz/artifacts
   cp -n tests/fuzz/seeds/$t/* "$corpus"/ 2>/dev/null || true
   echo "=== fuzz_$t: $runs runs"
   start=$(date +%s)
   ASAN_OPTIONS=detect_leaks=1 ./build-fuzz/tests/fuzz/fuzz_$t -runs="$runs" -max_len=4096 -rss_limit_mb=2048 \
-    -print_final_stats=1 "$corpus" 2>&1 | grep -E "^(#[0-9]+ +DONE|Done|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY)" || true
+    -artifact_prefix=build-fuzz/artifacts/$t- -print_final_stats=1 "$corpus" 2>&1 | grep -E "^(#[0-9]+ +DONE|Done|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY)" || true
   echo "fuzz_$t: $(( $(date +%s) - start ))s"
 done
