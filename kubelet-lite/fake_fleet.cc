@@ -214,8 +214,11 @@ void FakeFleet::work() {
       cv_.wait(lk);
       continue;
     }
-    if (Steady::now() < due_.top().at) {
-      cv_.wait_until(lk, due_.top().at);
+    // A copy: wait_until keeps reading its argument while the lock is released, and a
+    // push may reallocate the queue under it.
+    const Steady::time_point next = due_.top().at;
+    if (Steady::now() < next) {
+      cv_.wait_until(lk, next);
       continue;
     }
     Due d = due_.top();

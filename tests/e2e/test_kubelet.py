@@ -574,6 +574,9 @@ def test_fake_node_fleet(server, ns):
             delete_pod(server, ns, "p%d" % i)
         assert get_pod(server, ns, "elsewhere")["status"].get("phase") == "Pending"
         delete_pod(server, ns, "elsewhere", grace=0)
+    except AssertionError as e:
+        log.flush()
+        raise AssertionError("%s\nkubelet-lite log:\n%s" % (e, open(log.name).read()[:20000])) from None
     finally:
         proc.terminate()
         proc.wait(timeout=30)
