@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmark suite (not part of the test suite) and prints its figures; record
 # them with the machine details in docs/benchmarks.md. Every benchmark starts its own
-# servers on loopback in a fresh temporary directory. The whole suite takes ~25 minutes
+# servers on loopback in a fresh temporary directory. The whole suite takes ~27 minutes from a fresh clone
 # on 2 cores.
 #   scripts/bench.sh                 all benchmarks, three runs each
 #   scripts/bench.sh writes          one of: writes, reads, watch, footprint, scheduler, pod-startup,
