@@ -40,6 +40,7 @@ std::string strMeta(const json::Value& obj, std::string_view k) {
 Store::Store(std::shared_ptr<const apis::Resource> resource, storage::Storage& storage,
              storage::WatchCache& cache, PreparedObjects& prepared, Registry& registry)
     : resource_(std::move(resource)),
+      indexed_fields_(resource_->strategy->indexedFieldNames()),
       storage_(storage),
       cache_(cache),
       prepared_(prepared),
@@ -214,7 +215,7 @@ Result<ListPage> Store::list(const ListOptions& opts) const {
   else if (name && !resource_->namespaced)
     req.prefix = resource_->key("", *name);
   bool exactKey = req.prefix != resource_->prefixFor(opts.ns);
-  for (const std::string& field : resource_->strategy->indexedFieldNames())
+  for (const std::string& field : indexed_fields_)
     if (const std::string* value = fields->exactValue(field)) {
       req.index_field = field;
       req.index_value = *value;

@@ -120,6 +120,7 @@ class Store {
   ApiError fromStorage(const storage::Outcome<int64_t>& o, const std::string& name) const;
 
   std::shared_ptr<const apis::Resource> resource_;
+  const std::vector<std::string> indexed_fields_;  // the strategy's, asked once
   storage::Storage& storage_;
   storage::WatchCache& cache_;
   PreparedObjects& prepared_;

@@ -718,46 +718,52 @@ void EtcdStorage::awaitDelivery(const std::string& key, int64_t revision) {
                                                          << " ms; answering the write anyway");
 }
 
-Outcome<int64_t> EtcdStorage::create(const std::string& key, std::string value) {
+namespace {
+
+// One write txn on a key. create: the key must not exist; otherwise its mod_revision must
+// equal `expected` (0: any, but the key must exist, as in SqliteStorage). Gives the
+// txn's revision (the reply is kept for the caller), or what the failure branch's read
+// says: Exists, NotFound or Conflict with the key's current revision.
+Outcome<int64_t> writeTxn(etcd_internal::Transport& transport, const std::string& wire_key, bool create,
+                          int64_t expected, Then then, std::string_view value, Reply& r) {
   using Out = Outcome<int64_t>;
-  WriteScope scope(*this);
-  if (!scope) return Out::failure(Code::Unavailable, "storage is shutting down");
-  Reply r = transport_->post(
-      "/v3/kv/txn", txnBody(wireKey(key), "CREATE", "create_revision", "EQUAL", 0, Then::Put, value), false);
+  std::string body = create ? txnBody(wire_key, "CREATE", "create_revision", "EQUAL", 0, then, value)
+                            : txnBody(wire_key, "MOD", "mod_revision", expected ? "EQUAL" : "GREATER",
+                                      expected, then, value);
+  r = transport.post("/v3/kv/txn", body, false);
   if (!r.ok()) return Out::failure(r.code, r.message);
   if (!json::getBool(r.doc, "succeeded")) {  // absent when false
     const json::Value* cur = firstOf(firstResponse(r.doc, "response_range"), "kvs");
-    return Out::failure(Code::Exists, "key exists", cur ? int64Field(*cur, "mod_revision") : 0);
+    int64_t current = cur ? int64Field(*cur, "mod_revision") : 0;
+    if (create) return Out::failure(Code::Exists, "key exists", current);
+    if (!cur) return Out::failure(Code::NotFound, "key not found");
+    return Out::failure(Code::Conflict, "revision mismatch", current);
   }
   int64_t rev = headerRevision(r.doc);
   if (rev <= 0) return Out::failure(Code::Internal, "etcd: txn answer without a header revision");
-  awaitDelivery(key, rev);
   Out out;
   out.value = rev;
   return out;
 }
 
+}  // namespace
+
+Outcome<int64_t> EtcdStorage::create(const std::string& key, std::string value) {
+  WriteScope scope(*this);
+  if (!scope) return Outcome<int64_t>::failure(Code::Unavailable, "storage is shutting down");
+  Reply r;
+  auto out = writeTxn(*transport_, wireKey(key), true, 0, Then::Put, value, r);
+  if (out.ok()) awaitDelivery(key, out.value);
+  return out;
+}
+
 Outcome<int64_t> EtcdStorage::update(const std::string& key, std::string value,
                                      int64_t expected_mod_revision) {
-  using Out = Outcome<int64_t>;
   WriteScope scope(*this);
-  if (!scope) return Out::failure(Code::Unavailable, "storage is shutting down");
-  // 0 = unconditional, but the key must exist (mod_revision > 0), as in SqliteStorage.
-  const char* result = expected_mod_revision ? "EQUAL" : "GREATER";
-  Reply r = transport_->post(
-      "/v3/kv/txn",
-      txnBody(wireKey(key), "MOD", "mod_revision", result, expected_mod_revision, Then::Put, value), false);
-  if (!r.ok()) return Out::failure(r.code, r.message);
-  if (!json::getBool(r.doc, "succeeded")) {
-    const json::Value* cur = firstOf(firstResponse(r.doc, "response_range"), "kvs");
-    if (!cur) return Out::failure(Code::NotFound, "key not found");
-    return Out::failure(Code::Conflict, "revision mismatch", int64Field(*cur, "mod_revision"));
-  }
-  int64_t rev = headerRevision(r.doc);
-  if (rev <= 0) return Out::failure(Code::Internal, "etcd: txn answer without a header revision");
-  awaitDelivery(key, rev);
-  Out out;
-  out.value = rev;
+  if (!scope) return Outcome<int64_t>::failure(Code::Unavailable, "storage is shutting down");
+  Reply r;
+  auto out = writeTxn(*transport_, wireKey(key), false, expected_mod_revision, Then::Put, value, r);
+  if (out.ok()) awaitDelivery(key, out.value);
   return out;
 }
 
@@ -765,25 +771,17 @@ Outcome<KeyValue> EtcdStorage::remove(const std::string& key, int64_t expected_m
   using Out = Outcome<KeyValue>;
   WriteScope scope(*this);
   if (!scope) return Out::failure(Code::Unavailable, "storage is shutting down");
-  const char* result = expected_mod_revision ? "EQUAL" : "GREATER";
-  Reply r = transport_->post(
-      "/v3/kv/txn",
-      txnBody(wireKey(key), "MOD", "mod_revision", result, expected_mod_revision, Then::Delete, ""), false);
-  if (!r.ok()) return Out::failure(r.code, r.message);
-  if (!json::getBool(r.doc, "succeeded")) {
-    const json::Value* cur = firstOf(firstResponse(r.doc, "response_range"), "kvs");
-    if (!cur) return Out::failure(Code::NotFound, "key not found");
-    return Out::failure(Code::Conflict, "revision mismatch", int64Field(*cur, "mod_revision"));
-  }
-  int64_t rev = headerRevision(r.doc);
+  Reply r;
+  auto txn = writeTxn(*transport_, wireKey(key), false, expected_mod_revision, Then::Delete, "", r);
+  if (!txn.ok()) return Out::failure(txn.code, txn.message, txn.current_revision);
   const json::Value* prev = firstOf(firstResponse(r.doc, "response_delete_range"), "prev_kvs");
   KeyValue old;
-  if (rev <= 0 || !prev || !decodeKv(*prev, opts_.key_prefix, old))
-    return Out::failure(Code::Internal, "etcd: delete answer without the revision or the deleted value");
-  awaitDelivery(key, rev);
+  if (!prev || !decodeKv(*prev, opts_.key_prefix, old))
+    return Out::failure(Code::Internal, "etcd: delete answer without the deleted value");
+  awaitDelivery(key, txn.value);
   // As SqliteStorage: the deleted value, its incarnation's create_revision, the deletion's revision.
   Out out;
-  out.value = KeyValue{key, std::move(old.value), old.create_revision, rev};
+  out.value = KeyValue{key, std::move(old.value), old.create_revision, txn.value};
   return out;
 }
 
