@@ -29,9 +29,12 @@
 #include "pki/certificates.h"
 #include "pki/cluster_pki.h"
 #include "pki/jwt.h"
+#include "registry/apiserver_leases.h"
 #include "registry/node_graph.h"
 #include "registry/rbac_policy_source.h"
 #include "registry/registry.h"
+#include "storage/compactor.h"
+#include "storage/etcd_storage.h"
 #include "storage/sqlite_storage.h"
 
 using namespace shepherd;
@@ -79,8 +82,13 @@ bool makeDirs(const std::string& path) {
 class Maintenance {
  public:
   Maintenance(registry::Registry& reg, handlers::ApiHandler& api, storage::Storage& store,
-              int compact_interval_s, std::chrono::seconds event_ttl)
-      : reg_(reg), api_(api), store_(store), compact_interval_(compact_interval_s), event_ttl_(event_ttl) {
+              registry::ApiServerLeases& leases, int compact_interval_s, std::chrono::seconds event_ttl)
+      : reg_(reg),
+        api_(api),
+        store_(store),
+        leases_(leases),
+        compact_interval_(compact_interval_s),
+        event_ttl_(event_ttl) {
     thread_ = std::thread([this] { run(); });
   }
   ~Maintenance() {
@@ -97,12 +105,19 @@ class Maintenance {
     auto lastBookmark = std::chrono::steady_clock::now();
     auto lastCompact = std::chrono::steady_clock::now();
     auto lastEventSweep = std::chrono::steady_clock::now();
-    int64_t pendingCompact = store_.currentRevision();
+    auto lastLease = std::chrono::steady_clock::now();
+    storage::Compactor compactor(store_);
+    if (compact_interval_ > 0) (void)compactor.round();  // notes the revision to compact to next
     std::unique_lock<std::mutex> lk(mu_);
     while (!cv_.wait_for(lk, std::chrono::seconds(1), [&] { return stop_; })) {
       lk.unlock();
       api_.watches().expire();
       auto now = std::chrono::steady_clock::now();
+      // Lease renewal at two thirds of its 15 s lifetime.
+      if (now - lastLease >= std::chrono::seconds(10)) {
+        if (auto live = leases_.reconcile(); !live) LOG_WARN("API server lease: " << live.error().message);
+        lastLease = now;
+      }
       if (now - lastBookmark >= std::chrono::seconds(10)) {
         reg_.sendBookmarks();
         lastBookmark = now;
@@ -113,12 +128,11 @@ class Maintenance {
         if (n) LOG_INFO("expired " << n << " events older than " << event_ttl_.count() << "s");
         lastEventSweep = now;
       }
-      // Like kube-apiserver: compact to the revision seen one interval ago, so history
-      // younger than one interval stays available to lists and watches.
+      // Like kube-apiserver: compact to the revision seen one interval ago (taking turns
+      // with the other API servers on the same etcd).
       if (compact_interval_ > 0 && now - lastCompact >= std::chrono::seconds(compact_interval_)) {
-        auto r = store_.compact(pendingCompact);
-        if (!r.ok()) LOG_WARN("compaction to " << pendingCompact << " failed: " << r.message);
-        pendingCompact = store_.currentRevision();
+        auto r = compactor.round();
+        if (!r.ok()) LOG_WARN(r.message);
         lastCompact = now;
       }
       lk.lock();
@@ -127,6 +141,7 @@ class Maintenance {
   registry::Registry& reg_;
   handlers::ApiHandler& api_;
   storage::Storage& store_;
+  registry::ApiServerLeases& leases_;
   int compact_interval_;
   std::chrono::seconds event_ttl_;
   std::mutex mu_;
@@ -186,11 +201,55 @@ Result<std::unique_ptr<auth::ServiceAccountTokens>> serviceAccountTokens(const F
                                                       std::move(lookup));
 }
 
+// The embedded SQLite store, or etcd with --etcd-servers. Null (after saying why) on failure.
+std::unique_ptr<storage::Storage> openStorage(const Flags& flags, const std::string& dir) {
+  std::vector<std::string> servers = flags.getList("etcd-servers");
+  if (servers.empty()) {
+    storage::SqliteOptions so;
+    so.path = dir + "/state.db";
+    auto opened = storage::SqliteStorage::open(so);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "shepherd-apiserver: %s\n", opened.message.c_str());
+      return nullptr;
+    }
+    return std::move(opened.value);
+  }
+  storage::EtcdOptions eo;
+  eo.endpoints = servers;
+  // Our keys start with /registry; etcd holds them under --etcd-prefix, as upstream does.
+  eo.root = "/registry";
+  eo.key_prefix = flags.get("etcd-prefix");
+  while (eo.key_prefix.size() > 1 && eo.key_prefix.back() == '/') eo.key_prefix.pop_back();
+  if (eo.key_prefix.empty() || eo.key_prefix[0] != '/' || eo.key_prefix == "/") {
+    std::fprintf(stderr, "shepherd-apiserver: --etcd-prefix must be an absolute path like /registry\n");
+    return nullptr;
+  }
+  eo.ca_file = flags.get("etcd-cafile");
+  eo.cert_file = flags.get("etcd-certfile");
+  eo.key_file = flags.get("etcd-keyfile");
+  auto opened = storage::EtcdStorage::open(eo);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "shepherd-apiserver: cannot reach etcd at %s: %s\n",
+                 flags.get("etcd-servers").c_str(), opened.message.c_str());
+    return nullptr;
+  }
+  LOG_INFO("storage: etcd at " << flags.get("etcd-servers") << ", keys under " << eo.key_prefix);
+  return std::move(opened.value);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Flags flags;
-  flags.define("data-dir", "./shepherd-data", "Directory of the embedded store (state.db).");
+  flags.define("data-dir", "./shepherd-data",
+               "Directory of the embedded store (state.db) and of the generated PKI.");
+  flags.define("etcd-servers", "",
+               "etcd client URLs, comma-separated (http:// or https://); when set, objects are kept in "
+               "etcd instead of the embedded store.");
+  flags.define("etcd-prefix", "/registry", "Prefix of every key in etcd.");
+  flags.define("etcd-cafile", "", "CA that etcd's serving certificates must chain to.");
+  flags.define("etcd-certfile", "", "Client certificate for etcd (PEM).");
+  flags.define("etcd-keyfile", "", "Key of --etcd-certfile (PEM).");
   flags.define("bind-address", "127.0.0.1", "Address to serve on (plain HTTP is served on loopback only).");
   flags.define("tls-cert-file", "",
                "Serving certificate (PEM, with its chain); when unset, one signed by a CA generated in "
@@ -292,14 +351,8 @@ int main(int argc, char** argv) {
                  std::strerror(errno));
     return 1;
   }
-  storage::SqliteOptions so;
-  so.path = dir + "/state.db";
-  auto opened = storage::SqliteStorage::open(so);
-  if (!opened.ok()) {
-    std::fprintf(stderr, "shepherd-apiserver: %s\n", opened.message.c_str());
-    return 1;
-  }
-  auto store = std::move(opened.value);
+  auto store = openStorage(flags, dir);
+  if (!store) return 1;
   auto t0 = std::chrono::steady_clock::now();
   registry::RegistryOptions ro;
   ro.service_cidr = flags.get("service-cluster-ip-range");
@@ -437,8 +490,9 @@ int main(int argc, char** argv) {
            s == "proxy";
   };
   // Reads of one object come from the watch cache without blocking: they run on the
-  // network threads. With an audit log (a file write per request) they stay on the workers.
-  if (flags.get("audit-log-path").empty())
+  // network threads. With an audit log (a file write per request) they stay on the workers,
+  // and with etcd too (a consistent read asks etcd for its revision first).
+  if (flags.get("audit-log-path").empty() && flags.get("etcd-servers").empty())
     hs.run_inline = [](const http::Request& req) {
       if (req.method != "GET" || req.hasQuery("watch")) return false;
       auth::RequestInfo i = auth::requestInfo(req);
@@ -456,8 +510,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::string advertise = flags.get("advertise-address").empty() ? bind : flags.get("advertise-address");
-  if (auto st = reg.value()->bootstrap(advertise, port.value()); !st) {
+  if (auto st = reg.value()->bootstrap(port.value()); !st) {
     std::fprintf(stderr, "shepherd-apiserver: bootstrap failed: %s\n", st.error().message.c_str());
+    server.stop(0);
+    return 1;
+  }
+  // default/kubernetes lists every live API server; with the embedded store this is the only one.
+  registry::ApiServerLeases leases(*reg.value(), {advertise, port.value()},
+                                   flags.get("etcd-servers").empty());
+  if (auto live = leases.reconcile(); !live) {
+    std::fprintf(stderr, "shepherd-apiserver: %s\n", live.error().message.c_str());
     server.stop(0);
     return 1;
   }
@@ -468,18 +530,20 @@ int main(int argc, char** argv) {
     std::ofstream(tmp) << port.value() << "\n";
     std::rename(tmp.c_str(), flags.get("port-file").c_str());
   }
-  LOG_INFO("shepherd-apiserver serving on " << (plain ? "http://" : "https://") << bind << ":" << port.value()
-                                            << " (data in " << dir << ")");
+  LOG_INFO("shepherd-apiserver serving on "
+           << (plain ? "http://" : "https://") << bind << ":" << port.value() << " (data in "
+           << (flags.get("etcd-servers").empty() ? dir : flags.get("etcd-servers")) << ")");
 
   int sig = 0;
   {
-    Maintenance maint(*reg.value(), *api, *store, flags.getInt("etcd-compaction-interval"), eventTtl);
+    Maintenance maint(*reg.value(), *api, *store, leases, flags.getInt("etcd-compaction-interval"), eventTtl);
     sigwait(&set, &sig);
     LOG_INFO("received signal " << sig << "; shutting down");
     api->setShuttingDown();
     api->watches().finishAll();
     server.stop(flags.getInt("shutdown-grace-seconds"));
   }
+  leases.release();
   // Every acknowledged write is already durable; this finishes anything still queued.
   store->shutdown();
   LOG_INFO("shepherd-apiserver stopped");

@@ -1,8 +1,8 @@
 // shepherd: the launcher. `shepherd up` runs a whole cluster on this machine in the
 // foreground: a private containerd (scripts/containerd.sh), the API server on the embedded
-// store, then the scheduler, the controller manager and one real node (kubelet-lite). It
-// supervises each component as a child process: it restarts one that crashes, writes an
-// admin kubeconfig once the API server is ready, and stops everything cleanly on
+// store (or, with --etcd, three etcd members and two API servers on them), then the scheduler, the controller
+// manager and one real node (kubelet-lite). It supervises each component as a child process: it restarts one
+// that crashes, writes an admin kubeconfig once the API server is ready, and stops everything cleanly on
 // SIGINT/SIGTERM.
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -66,6 +66,24 @@ std::string absolute(const std::string& p) {
   return std::string(cwd) + "/" + p;
 }
 
+// GET /health over plain HTTP on loopback (an etcd member); true when it says healthy.
+bool etcdHealthy(int port) {
+  std::string host = "127.0.0.1:" + std::to_string(port);
+  BIO* bio = BIO_new_connect(host.c_str());
+  bool ok = false;
+  if (bio && BIO_do_connect(bio) == 1) {
+    const char req[] = "GET /health HTTP/1.0\r\nHost: localhost\r\n\r\n";
+    if (BIO_write(bio, req, sizeof req - 1) == static_cast<int>(sizeof req - 1)) {
+      std::string answer;
+      char buf[256];
+      for (int n; (n = BIO_read(bio, buf, sizeof buf)) > 0;) answer.append(buf, n);
+      ok = answer.find("\"health\":\"true\"") != std::string::npos;
+    }
+  }
+  if (bio) BIO_free_all(bio);
+  return ok;
+}
+
 // GET /readyz over HTTPS on loopback (the probe needs no credentials); true on 200.
 bool ready(int port) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
@@ -92,7 +110,8 @@ bool ready(int port) {
 struct Component {
   std::string name;
   std::vector<std::string> argv;
-  bool needs_api = false;  // started once the API server is ready (it needs the kubeconfig)
+  bool needs_api = false;   // started once the API server is ready (it needs the kubeconfig)
+  bool needs_etcd = false;  // started once the first etcd member answers (--etcd)
   pid_t pid = -1;
   int restarts = 0;
   std::chrono::steady_clock::time_point started;
@@ -147,6 +166,16 @@ int up(int argc, char** argv) {
   flags.define("bridge", "shepherd0", "Name of the node's pod bridge.");
   flags.define("containerd-script", SHEPHERD_SOURCE_DIR "/scripts/containerd.sh",
                "The script that runs the node's private containerd.");
+  flags.define("etcd-servers", "",
+               "Keep the cluster's objects in this etcd (client URLs, comma-separated) instead of the "
+               "embedded store.");
+  flags.define("etcd-prefix", "/registry", "Prefix of the cluster's keys in etcd.");
+  flags.define("etcd", "false",
+               "Run a three-member etcd cluster on loopback (data under DATA-DIR/etcd) and two API "
+               "servers on it (PORT and PORT+1), instead of the embedded store.",
+               true);
+  flags.define("etcd-port", "2379",
+               "With --etcd: member i serves clients on this port + 2i and peers on this port + 2i + 1.");
   flags.define("help", "false", "Show this help.", true);
   std::string error;
   if (!flags.parse(argc, argv, 2, error)) {
@@ -160,6 +189,45 @@ int up(int argc, char** argv) {
   }
   std::string dir = absolute(flags.get("data-dir"));
   int port = flags.getInt("port");
+  bool withEtcd = flags.getBool("etcd");
+  std::string etcdServers = flags.get("etcd-servers");
+  if (withEtcd && !etcdServers.empty()) {
+    std::fprintf(stderr,
+                 "shepherd up: --etcd runs its own etcd; it cannot be combined with --etcd-servers\n");
+    return 2;
+  }
+  int etcdPort = flags.getInt("etcd-port");
+  std::vector<Component> members;
+  if (withEtcd) {
+    std::string initial;
+    for (int i = 0; i < 3; ++i)
+      initial += (i ? "," : "") + std::string("m") + std::to_string(i) +
+                 "=http://127.0.0.1:" + std::to_string(etcdPort + 2 * i + 1);
+    for (int i = 0; i < 3; ++i) {
+      std::string client = "http://127.0.0.1:" + std::to_string(etcdPort + 2 * i);
+      std::string peer = "http://127.0.0.1:" + std::to_string(etcdPort + 2 * i + 1);
+      Component m;
+      m.name = "etcd-" + std::to_string(i);
+      m.argv = {"/usr/bin/etcd",
+                "--name=m" + std::to_string(i),
+                "--data-dir=" + dir + "/etcd/m" + std::to_string(i),
+                "--listen-client-urls=" + client,
+                "--advertise-client-urls=" + client,
+                "--listen-peer-urls=" + peer,
+                "--initial-advertise-peer-urls=" + peer,
+                "--initial-cluster=" + initial,
+                "--initial-cluster-state=new",
+                "--initial-cluster-token=shepherd",
+                "--enable-grpc-gateway=true",
+                "--log-level=warn"};
+      members.push_back(m);
+      etcdServers += (i ? "," : "") + client;
+    }
+  }
+  // Our components fail over between the API servers (a comma-separated server list in
+  // their kubeconfigs); kubectl gets the first.
+  std::string serverUrls = "https://127.0.0.1:" + std::to_string(port);
+  if (withEtcd) serverUrls += ",https://127.0.0.1:" + std::to_string(port + 1);
   if (!makeDirs(dir + "/logs") || !makeDirs(dir + "/pki")) {
     std::fprintf(stderr, "shepherd up: cannot create %s: %s\n", dir.c_str(), std::strerror(errno));
     return 1;
@@ -193,13 +261,13 @@ int up(int argc, char** argv) {
   std::string pkiDir = dir + "/pki";
   pki::ClusterPkiOptions po;
   po.dir = pkiDir;
-  po.server_url = "https://127.0.0.1:" + std::to_string(port);
+  po.server_url = serverUrls;
   if (withNode) po.nodes.push_back(flags.get("node-name"));
   if (auto r = pki::ensureClusterPki(po); !r) {
     std::fprintf(stderr, "shepherd up: %s\n", r.error().message.c_str());
     return 1;
   }
-  std::vector<Component> components;
+  std::vector<Component> components = members;
   Component apiserver;
   apiserver.name = "apiserver";
   apiserver.argv = {bin + "/shepherd-apiserver",
@@ -210,7 +278,19 @@ int up(int argc, char** argv) {
                     "--tls-cert-file=" + pkiDir + "/apiserver.crt",
                     "--tls-private-key-file=" + pkiDir + "/apiserver.key",
                     "--client-ca-file=" + pkiDir + "/ca.crt"};
+  if (!etcdServers.empty()) {
+    apiserver.argv.push_back("--etcd-servers=" + etcdServers);
+    apiserver.argv.push_back("--etcd-prefix=" + flags.get("etcd-prefix"));
+  }
+  apiserver.needs_etcd = withEtcd;
   components.push_back(apiserver);
+  if (withEtcd) {
+    Component second = apiserver;
+    second.name = "apiserver-2";
+    second.argv[1] = "--data-dir=" + dir + "/apiserver-2";
+    second.argv[2] = "--port=" + std::to_string(port + 1);
+    components.push_back(second);
+  }
   std::string kubeconfig = dir + "/kubeconfig";  // the admin's, written once the API is up
   Component scheduler;
   scheduler.name = "scheduler";
@@ -244,7 +324,8 @@ int up(int argc, char** argv) {
     std::fflush(stdout);
   };
   for (auto& c : components)
-    if (!c.needs_api) startComponent(c);
+    if (!c.needs_api && !c.needs_etcd) startComponent(c);
+  bool etcdUp = !withEtcd;
 
   bool announced = false;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -271,13 +352,29 @@ int up(int argc, char** argv) {
         c.started = std::chrono::steady_clock::now();
       }
     }
-    if (!announced) {
+    if (!etcdUp && etcdHealthy(etcdPort)) {
+      etcdUp = true;
+      for (auto& c : components)
+        if (c.needs_etcd && c.pid <= 0) startComponent(c);
+    }
+    if (!announced && etcdUp) {
       if (ready(port)) {
         auto admin = pki::readFile(pkiDir + "/admin.kubeconfig");
+        // kubectl takes one server: the first.
+        if (admin) {
+          size_t at = admin->find(serverUrls);
+          if (at != std::string::npos)
+            admin->replace(at, serverUrls.size(), "https://127.0.0.1:" + std::to_string(port));
+        }
         if (!admin || !pki::writeFileAtomically(kubeconfig, *admin, 0600))
           std::fprintf(stderr, "shepherd: cannot write %s\n", kubeconfig.c_str());
         for (auto& c : components)
           if (c.needs_api && c.pid <= 0) startComponent(c);
+        if (withEtcd)
+          std::printf(
+              "shepherd: objects are kept in etcd at %s; a second API server serves "
+              "https://127.0.0.1:%d\n",
+              etcdServers.c_str(), port + 1);
         std::printf(
             "shepherd: the cluster is up: API server on https://127.0.0.1:%d\n"
             "shepherd: kubeconfig written to %s\n"

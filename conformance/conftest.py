@@ -51,6 +51,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
 import real_node  # noqa: E402
+import etcd_cluster  # noqa: E402
 
 SERVER_BIN = os.environ.get(
     "SHEPHERD_APISERVER", os.path.join(REPO, "build", "cmd", "shepherd-apiserver"))
@@ -137,7 +138,7 @@ class ShepherdServer:
                  "--tls-cert-file", os.path.join(self.pki_dir, "apiserver.crt"),
                  "--tls-private-key-file", os.path.join(self.pki_dir, "apiserver.key"),
                  "--client-ca-file", os.path.join(self.pki_dir, "ca.crt"),
-                 "--port-file", self.port_file],
+                 "--port-file", self.port_file] + etcd_cluster.storage_args(self.data_dir),
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         finally:
             log.close()

@@ -227,6 +227,8 @@ void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Respond
 
 void RestHandler::get(http::Request& req, const std::shared_ptr<http::Responder>& resp,
                       const RequestScope& s) {
+  if (auto fresh = s.store->awaitFresh(std::string(req.queryValue("resourceVersion"))); !fresh)
+    return resp->send(errorResponse(fresh.error()));
   auto obj = s.store->get(s.ns, s.name);
   if (!obj) return resp->send(errorResponse(obj.error()));
   sendObject(resp, req, s, 200, obj.value());
@@ -246,6 +248,10 @@ void RestHandler::list(http::Request& req, const std::shared_ptr<http::Responder
   o.continue_token = req.queryValue("continue");
   o.resource_version = req.queryValue("resourceVersion");
   o.resource_version_match = req.queryValue("resourceVersionMatch");
+  // A continued list reads its first page's revision; an Exact one reads that revision.
+  if (o.continue_token.empty() && o.resource_version_match != "Exact")
+    if (auto fresh = s.store->awaitFresh(o.resource_version); !fresh)
+      return resp->send(errorResponse(fresh.error()));
   auto page = s.store->list(o);
   if (!page) return resp->send(errorResponse(page.error()));
   http::Response r;
@@ -306,6 +312,12 @@ void RestHandler::watch(http::Request& req, const std::shared_ptr<http::Responde
       !probe && probe.error().code == 400)
     return resp->send(errorResponse(probe.error()));
 
+  // A watch from a revision this server has not seen yet waits for it, as a list does; one
+  // without a revision starts at what the cache holds (upstream's "most recent").
+  if (!o.resource_version.empty())
+    if (auto fresh = s.store->awaitFresh(o.resource_version); !fresh)
+      return resp->send(errorResponse(fresh.error()));
+
   auto slot = watches_.reserve(req.user.name);
   if (!slot) {
     ApiError e = ApiError::make(429, "TooManyRequests",
@@ -363,7 +375,8 @@ void RestHandler::createEphemeral(http::Request& req, const std::shared_ptr<http
   std::vector<std::string> warnings;
   if (auto st = checkAgainstSchema(doc, *s.resource, params->validation, warnings); !st)
     return resp->send(errorResponse(st.error()));
-  auto out = s.resource->ephemeral_create(doc, apis::EphemeralContext{req.user, authorizer_, rbac_policy_.get()});
+  auto out =
+      s.resource->ephemeral_create(doc, apis::EphemeralContext{req.user, authorizer_, rbac_policy_.get()});
   if (!out) return resp->send(errorResponse(out.error()));
   resp->send(objectResponse(201, out.value(), *fmt, warnings));
 }

@@ -66,7 +66,7 @@ Status Registry::bootstrapPolicy() {
   return okStatus();
 }
 
-Status Registry::bootstrap(const std::string& advertise_address, int port) {
+Status Registry::bootstrap(int port) {
   Store* namespaces = store("", "v1", "namespaces");
   for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
     std::string body =
@@ -82,46 +82,8 @@ Status Registry::bootstrap(const std::string& advertise_address, int port) {
       R"(}],"sessionAffinity":"None"}})";
   if (auto st = ensureCreated(store("", "v1", "services"), "default", svc); !st) return st;
 
-  // Endpoints follow the API server's current address and port.
-  std::string desired =
-      R"({"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"kubernetes","namespace":"default",)"
-      R"("labels":{"endpointslice.kubernetes.io/skip-mirror":"true"}},)"
-      R"("subsets":[{"addresses":[{"ip":")" +
-      advertise_address + R"("}],"ports":[{"name":"https","port":)" + std::to_string(port) +
-      R"(,"protocol":"TCP"}]}]})";
-  Store* endpoints = store("", "v1", "endpoints");
-  json::Document d;
-  d.Parse(desired.data(), desired.size());
-  auto r = endpoints->update("default", "kubernetes", d, WriteOptions{}, Subresource::Main);
-  if (!r) return r.error();
-  // The same address as a discovery.k8s.io/v1 EndpointSlice, as upstream's endpoints
-  // adapter writes it (named after the Service, no managed-by label).
-  std::string family = advertise_address.find(':') == std::string::npos ? "IPv4" : "IPv6";
-  std::string slice =
-      R"({"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"kubernetes",)"
-      R"("namespace":"default","labels":{"kubernetes.io/service-name":"kubernetes"}},"addressType":")" +
-      family + R"(","endpoints":[{"addresses":[")" + advertise_address +
-      R"("],"conditions":{"ready":true}}],"ports":[{"name":"https","port":)" + std::to_string(port) +
-      R"(,"protocol":"TCP"}]})";
-  d.Parse(slice.data(), slice.size());
-  if (Store* slices = store("discovery.k8s.io", "v1", "endpointslices")) {
-    auto existing = slices->get("default", "kubernetes");
-    json::Document current;
-    if (existing.ok()) current.Parse((*existing)->json.data(), (*existing)->json.size());
-    if (existing.ok() && json::getString(current, "addressType") != family) {  // immutable
-      if (auto gone = slices->remove("default", "kubernetes", DeleteOptions{}); !gone) return gone.error();
-      existing = slices->get("default", "kubernetes");
-    }
-    if (existing.ok()) {
-      if (auto sr = slices->update("default", "kubernetes", d, WriteOptions{}, Subresource::Main); !sr)
-        return sr.error();
-    } else if (auto st = ensureCreated(slices, "default", slice); !st) {
-      return st;
-    }
-  }
   if (auto st = bootstrapPolicy(); !st) return st;
-  LOG_INFO("bootstrap: namespaces and default/kubernetes (" << ip << " -> " << advertise_address << ":"
-                                                            << port << ") in place");
+  LOG_INFO("bootstrap: namespaces and the default/kubernetes Service (" << ip << ") in place");
   return okStatus();
 }
 

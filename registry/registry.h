@@ -34,9 +34,9 @@ class Registry {
   storage::Storage& storage() { return storage_; }
   ServiceAllocator& serviceAllocator() { return *allocator_; }
 
-  // Creates what a fresh cluster needs: the system namespaces and default/kubernetes
-  // (Service and Endpoints pointing at the API server). Idempotent.
-  Status bootstrap(const std::string& advertise_address, int port);
+  // Creates what a fresh cluster needs: the system namespaces and the default/kubernetes
+  // Service (its Endpoints are ApiServerLeases' work). Idempotent.
+  Status bootstrap(int port);
   // The default RBAC policy (part of bootstrap; see auth/bootstrap_policy.h).
   Status bootstrapPolicy();
 

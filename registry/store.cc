@@ -197,6 +197,25 @@ Result<ObjectPtr> Store::get(const std::string& ns, const std::string& name) con
   return obj;
 }
 
+Status Store::awaitFresh(const std::string& resource_version) const {
+  constexpr auto kWait = std::chrono::seconds(3);
+  int64_t want = 0;
+  if (resource_version.empty()) {
+    auto rev = storage_.consistentRevision();
+    if (!rev.ok()) return ApiError::unavailable("cannot read the current resource version: " + rev.message);
+    want = rev.value;
+  } else {
+    char* end = nullptr;
+    want = std::strtoll(resource_version.c_str(), &end, 10);
+    if (*end != '\0' || want <= 0) return okStatus();  // "0", or invalid (reported by the read itself)
+  }
+  if (cache_.waitForRevision(want, kWait)) return okStatus();
+  ApiError e = ApiError::timeout("Too large resource version: " + std::to_string(want) +
+                                 ", current: " + std::to_string(cache_.revision()));
+  e.retry_after_seconds = 1;
+  return e;
+}
+
 Result<ListPage> Store::list(const ListOptions& opts) const {
   auto labels = apis::LabelSelector::parse(opts.label_selector);
   if (!labels) return labels.error();

@@ -68,6 +68,11 @@ class Store {
   void setHooks(StoreHooks hooks) { hooks_ = std::move(hooks); }
 
   Result<ObjectPtr> get(const std::string& ns, const std::string& name) const;
+  // A client read's freshness, before it is served from the cache. resourceVersion "":
+  // waits until the cache holds every write acknowledged anywhere before the call (other
+  // API servers write to etcd too); "N": waits for the cache to reach N; "0" or not a
+  // number: nothing to wait for. Up to 3 s, as upstream; then 504 Too large resource version.
+  Status awaitFresh(const std::string& resource_version) const;
   Result<ListPage> list(const ListOptions& opts) const;
   Result<std::unique_ptr<storage::CacheWatch>> watch(const WatchOptions& opts,
                                                      std::shared_ptr<storage::WatchSink> sink);

@@ -58,26 +58,24 @@ class Transport {
   std::vector<CURL*> idle_;
 };
 
-// One watch, shared by its Handle, EtcdStorage::watches_ and its thread (which keeps it
-// alive until the thread is done).
+// One etcd watch stream: the hub's (shared by EtcdStorage::hub_ and its thread, which keeps
+// it alive until the thread is done).
 struct WatchState {
   enum class Phase { Starting, Running, Ended };
 
-  std::string prefix;  // in the caller's key space
-  std::string key;     // the range on the wire
+  std::string key;  // the range on the wire
   std::string range_end;
   WatchCallback callback;
   CURLM* multi = nullptr;  // drives the stream; curl_multi_wakeup interrupts its waits
   std::thread thread;
   std::atomic<bool> stop{false};
 
-  // Touched only by the watch thread (set before it starts): every event at or below this
+  // Touched only by the hub thread (set before it starts): every event at or below this
   // revision has been passed to callback. A broken stream resumes at last + 1.
   int64_t last = 0;
 
   // Under EtcdStorage::wmu_.
   Phase phase = Phase::Starting;
-  int64_t delivered = 0;  // `last`, published for writers waiting on read-your-writes
   Code error_code = Code::Ok;
   std::string error;
 
@@ -86,20 +84,40 @@ struct WatchState {
   }
 };
 
+// One Storage::watch: a prefix and a callback fed by the hub.
+struct Subscriber {
+  std::string prefix;
+  WatchCallback callback;
+  // Hub thread only (set by watch() before the sub is handed over): the last revision
+  // passed to callback.
+  int64_t last = 0;
+  std::atomic<bool> removed{false};
+  bool joined = false;  // under wmu_: following the hub
+};
+
+// One revision's events, kept for watches that start in the past.
+struct Batch {
+  int64_t revision = 0;
+  std::shared_ptr<const std::vector<Event>> events;
+  size_t bytes = 0;
+};
+
 }  // namespace etcd_internal
 
 namespace {
 
+using etcd_internal::Batch;
 using etcd_internal::Reply;
+using etcd_internal::Subscriber;
 using etcd_internal::WatchState;
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 constexpr std::string_view kCompactedText = "required revision has been compacted";
 constexpr std::string_view kFutureText = "required revision is a future revision";
 
-// The watch whose callback runs on this thread, if any: a write made from inside a
-// callback must not wait for that watch to deliver it (it would wait for itself).
-thread_local const WatchState* t_current_watch = nullptr;
+// The EtcdStorage whose hub runs on this thread, if any: a write made from inside a
+// callback must not wait for the hub to deliver it (it would wait for itself).
+thread_local const void* t_hub_of = nullptr;
 
 void globalInit() {
   static std::once_flag once;
@@ -315,36 +333,51 @@ std::string watchBody(const std::string& key, const std::string& range_end, int6
   return text(sb);
 }
 
-// An etcd KeyValue in the caller's key space; false on bad base64 or a key outside ns.
-bool decodeKv(const json::Value& o, const std::string& ns, KeyValue& kv) {
+// How keys map between the caller's space and the wire: `root` there is `wire` here.
+struct KeySpace {
+  std::string_view root;
+  std::string_view wire;
+  bool local(std::string_view w, std::string& key) const {
+    if (w.compare(0, wire.size(), wire) != 0) return false;
+    key.assign(root);
+    key.append(w.substr(wire.size()));
+    return true;
+  }
+};
+
+enum class Decoded { Ok, Foreign, Malformed };
+
+// An etcd KeyValue in the caller's key space; Foreign for a key outside it.
+Decoded decodeKv(const json::Value& o, const KeySpace& ks, KeyValue& kv) {
   auto key = base64Decode(json::getString(o, "key"));
   auto value = base64Decode(json::getString(o, "value"));
-  if (!key || !value || key->compare(0, ns.size(), ns) != 0) return false;
-  kv.key = key->substr(ns.size());
+  if (!key || !value) return Decoded::Malformed;
+  if (!ks.local(*key, kv.key)) return Decoded::Foreign;
   kv.value = std::move(*value);
   kv.create_revision = int64Field(o, "create_revision");
   kv.mod_revision = int64Field(o, "mod_revision");
-  return true;
+  return Decoded::Ok;
 }
 
 // A watch event. A DELETE's kv has only the key and the deletion's revision; prev_kv (asked
 // for with prev_kv) gives the deleted value and the incarnation's create_revision.
-bool decodeEvent(const json::Value& ev, const std::string& ns, Event& e) {
+Decoded decodeEvent(const json::Value& ev, const KeySpace& ks, Event& e) {
   const json::Value* kv = json::find(ev, "kv");
-  if (!kv || !kv->IsObject() || !decodeKv(*kv, ns, e.kv)) return false;
+  if (!kv || !kv->IsObject()) return Decoded::Malformed;
+  if (Decoded d = decodeKv(*kv, ks, e.kv); d != Decoded::Ok) return d;
   const json::Value* type = json::find(ev, "type");  // absent for PUT (enum value 0)
   bool del =
       type && ((type->IsString() && json::view(*type) == "DELETE") || (type->IsInt() && type->GetInt() == 1));
   e.type = del ? Event::Type::Delete : Event::Type::Put;
-  if (!del) return true;
+  if (!del) return Decoded::Ok;
   e.kv.value.clear();
   if (const json::Value* prev = json::find(ev, "prev_kv"); prev && prev->IsObject()) {
     KeyValue p;
-    if (!decodeKv(*prev, ns, p)) return false;
+    if (decodeKv(*prev, ks, p) != Decoded::Ok) return Decoded::Malformed;
     e.kv.create_revision = p.create_revision;
     e.prev = std::move(p);
   }
-  return true;
+  return Decoded::Ok;
 }
 
 }  // namespace
@@ -478,16 +511,16 @@ class EtcdStorage::WriteScope {
 
 class EtcdStorage::Handle final : public WatchHandle {
  public:
-  Handle(EtcdStorage* s, WatchPtr w) : s_(s), w_(std::move(w)) {}
-  ~Handle() override { s_->stopWatch(w_); }
+  Handle(EtcdStorage* s, SubPtr sub) : s_(s), sub_(std::move(sub)) {}
+  ~Handle() override { s_->unsubscribe(sub_); }
 
  private:
   EtcdStorage* s_;
-  WatchPtr w_;
+  SubPtr sub_;
 };
 
 // One HTTP response of POST /v3/watch: newline-delimited {"result": WatchResponse} objects
-// (or a final {"error": ...}), turned into callback calls on the watch thread.
+// (or a final {"error": ...}), turned into callback calls on the hub thread.
 class EtcdStorage::Stream {
  public:
   Stream(EtcdStorage& s, WatchState& w, CURL* curl) : s_(s), w_(w), curl_(curl) {}
@@ -569,11 +602,16 @@ class EtcdStorage::Stream {
     // is etcd's current revision even when etcd cut the batch short.
     std::vector<Event> batch;
     int64_t batch_rev = 0;
+    int64_t tail = 0;  // the newest revision in the response, ours or not
+    KeySpace ks{s_.opts_.root, s_.opts_.key_prefix};
     for (const json::Value& ev : evs->GetArray()) {
       Event e;
-      if (!decodeEvent(ev, s_.opts_.key_prefix, e)) return finish(StreamEnd::Broken, "malformed watch event");
+      Decoded d = decodeEvent(ev, ks, e);
+      if (d == Decoded::Malformed) return finish(StreamEnd::Broken, "malformed watch event");
       int64_t rev = e.kv.mod_revision;
-      if (rev <= w_.last) continue;  // already delivered; not expected, streams resume after `last`
+      tail = std::max(tail, rev);
+      if (d == Decoded::Foreign) continue;  // the range's end reaches past the key space
+      if (rev <= w_.last) continue;         // already delivered; not expected, streams resume after `last`
       if (!batch.empty() && rev < batch_rev)
         return finish(StreamEnd::Broken, "watch events out of revision order");
       if (!batch.empty() && rev != batch_rev) {
@@ -583,7 +621,9 @@ class EtcdStorage::Stream {
       batch_rev = rev;
       batch.push_back(std::move(e));
     }
-    return batch.empty() || deliver(batch, batch_rev);
+    if (!batch.empty() && !deliver(batch, batch_rev)) return false;
+    // Revisions of foreign keys still move the watches forward.
+    return tail <= w_.last || deliver({}, tail);
   }
 
   bool deliver(const std::vector<Event>& events, int64_t revision) {
@@ -597,7 +637,7 @@ class EtcdStorage::Stream {
       return finish(StreamEnd::Failed, "watch callback threw");
     }
     w_.last = revision;
-    s_.markDelivered(w_, revision);
+    atomicMax(s_.observed_, revision);
     return !w_.stop.load();
   }
 
@@ -647,18 +687,13 @@ Outcome<std::unique_ptr<EtcdStorage>> EtcdStorage::open(const EtcdOptions& opts)
 
 EtcdStorage::~EtcdStorage() {
   shutdown();
-  std::vector<WatchPtr> left;
+  size_t left;
   {
     std::lock_guard<std::mutex> g(wmu_);
-    left = watches_;
+    left = subs_.size() + joining_.size();
   }
-  if (!left.empty()) LOG_WARN("etcd storage destroyed with " << left.size() << " live watches");
-  for (const WatchPtr& w : left) stopWatch(w);
-  // Threads detached by a handle destroyed inside its own callback still touch *this
-  // until they end. (Not waited for when destroyed from a watch thread: that would be us.)
-  if (t_current_watch) return;
-  std::unique_lock<std::mutex> lk(wmu_);
-  wcv_.wait(lk, [&] { return watch_threads_ == 0; });
+  if (left) LOG_WARN("etcd storage destroyed with " << left << " live watches");
+  stopHub();
 }
 
 void EtcdStorage::shutdown() {
@@ -668,11 +703,29 @@ void EtcdStorage::shutdown() {
   write_cv_.wait(lk, [&] { return writes_in_flight_ == 0; });
 }
 
+std::string EtcdStorage::wireKey(const std::string& key) const {
+  if (key.compare(0, opts_.root.size(), opts_.root) == 0)
+    return opts_.key_prefix + key.substr(opts_.root.size());
+  return opts_.key_prefix + key;  // outside root (a caller's mistake): kept apart, never read back
+}
+
+bool EtcdStorage::localKey(const std::string& wire, std::string& key) const {
+  return KeySpace{opts_.root, opts_.key_prefix}.local(wire, key);
+}
+
+std::string EtcdStorage::wirePrefix(const std::string& prefix) const {
+  // A prefix of root ("" or "/reg") covers the whole key space.
+  if (prefix.size() < opts_.root.size() && opts_.root.compare(0, prefix.size(), prefix) == 0)
+    return opts_.key_prefix;
+  return wireKey(prefix);
+}
+
 void EtcdStorage::wireRange(const std::string& prefix, const std::string& start_after, std::string& key,
                             std::string& range_end) const {
+  std::string wp = wirePrefix(prefix);
   // start_after is exclusive: the next possible key is start_after + "\0".
-  key = opts_.key_prefix + (start_after.empty() ? prefix : std::max(prefix, start_after) + '\0');
-  range_end = prefixEnd(opts_.key_prefix + prefix);
+  key = start_after.empty() || start_after < prefix ? wp : std::max(wp, wireKey(start_after) + '\0');
+  range_end = prefixEnd(wp);
   if (key.empty()) key.assign(1, '\0');              // etcd refuses an empty key; "\0" is the smallest
   if (range_end.empty()) range_end.assign(1, '\0');  // range_end "\0" means "no upper bound"
 }
@@ -694,28 +747,20 @@ void EtcdStorage::raiseCompacted(int64_t revision) {
 }
 
 // Read-your-writes. SqliteStorage delivers a batch to every watch before it answers the
-// writers; here etcd delivers on other connections, so the writer waits until each watch
-// whose prefix holds the key has passed the write's revision to its callback (the event
-// itself proves it). Watches of other prefixes are not waited for: only etcd's
-// progress_request could move them to this revision promptly, and the gateway's HTTP/1.1
-// stream cannot carry a second request message (see the notes file). The wait is bounded
-// by the request timeout; past it the write is answered anyway (it did commit) and logged.
-void EtcdStorage::awaitDelivery(const std::string& key, int64_t revision) {
+// writers; here etcd delivers on the hub's connection, so the writer waits until the hub
+// has handed the write's revision to every watch. The wait is bounded by the request
+// timeout; past it the write is answered anyway (it did commit) and logged.
+void EtcdStorage::awaitDelivery(int64_t revision) {
+  if (t_hub_of == this) return;
   std::unique_lock<std::mutex> lk(wmu_);
-  auto delivered = [&] {
-    for (const WatchPtr& w : watches_) {
-      if (w.get() == t_current_watch || w->phase == WatchState::Phase::Ended) continue;
-      if (key.compare(0, w->prefix.size(), w->prefix) != 0) continue;
-      if (w->delivered < revision) return false;
-    }
-    return true;
-  };
-  bool ok = wcv_.wait_for(lk, std::chrono::milliseconds(opts_.request_timeout_ms), delivered);
+  StreamPtr hub = hub_;
+  if (!hub) return;
+  bool ok = wcv_.wait_for(lk, std::chrono::milliseconds(opts_.request_timeout_ms),
+                          [&] { return delivered_ >= revision || hub->phase == WatchState::Phase::Ended; });
   lk.unlock();
   if (!ok)
-    LOG_WARN("etcd: a watch had not delivered revision " << revision << " (" << key << ") after "
-                                                         << opts_.request_timeout_ms
-                                                         << " ms; answering the write anyway");
+    LOG_WARN("etcd: watches had not been handed revision "
+             << revision << " after " << opts_.request_timeout_ms << " ms; answering the write anyway");
 }
 
 namespace {
@@ -753,7 +798,7 @@ Outcome<int64_t> EtcdStorage::create(const std::string& key, std::string value) 
   if (!scope) return Outcome<int64_t>::failure(Code::Unavailable, "storage is shutting down");
   Reply r;
   auto out = writeTxn(*transport_, wireKey(key), true, 0, Then::Put, value, r);
-  if (out.ok()) awaitDelivery(key, out.value);
+  if (out.ok()) awaitDelivery(out.value);
   return out;
 }
 
@@ -763,7 +808,7 @@ Outcome<int64_t> EtcdStorage::update(const std::string& key, std::string value,
   if (!scope) return Outcome<int64_t>::failure(Code::Unavailable, "storage is shutting down");
   Reply r;
   auto out = writeTxn(*transport_, wireKey(key), false, expected_mod_revision, Then::Put, value, r);
-  if (out.ok()) awaitDelivery(key, out.value);
+  if (out.ok()) awaitDelivery(out.value);
   return out;
 }
 
@@ -776,9 +821,9 @@ Outcome<KeyValue> EtcdStorage::remove(const std::string& key, int64_t expected_m
   if (!txn.ok()) return Out::failure(txn.code, txn.message, txn.current_revision);
   const json::Value* prev = firstOf(firstResponse(r.doc, "response_delete_range"), "prev_kvs");
   KeyValue old;
-  if (!prev || !decodeKv(*prev, opts_.key_prefix, old))
+  if (!prev || decodeKv(*prev, KeySpace{opts_.root, opts_.key_prefix}, old) != Decoded::Ok)
     return Out::failure(Code::Internal, "etcd: delete answer without the deleted value");
-  awaitDelivery(key, txn.value);
+  awaitDelivery(txn.value);
   // As SqliteStorage: the deleted value, its incarnation's create_revision, the deletion's revision.
   Out out;
   out.value = KeyValue{key, std::move(old.value), old.create_revision, txn.value};
@@ -795,7 +840,7 @@ Outcome<KeyValue> EtcdStorage::get(const std::string& key) {
   const json::Value* kv = firstOf(&r.doc, "kvs");
   if (!kv) return Out::failure(Code::NotFound, "key not found");
   Out out;
-  if (!decodeKv(*kv, opts_.key_prefix, out.value))
+  if (decodeKv(*kv, KeySpace{opts_.root, opts_.key_prefix}, out.value) != Decoded::Ok)
     return Out::failure(Code::Internal, "etcd: malformed key-value in a range answer");
   return out;
 }
@@ -816,7 +861,7 @@ Outcome<ListResponse> EtcdStorage::list(const ListRequest& req) {
     out.value.kvs.reserve(kvs->Size());
     for (const json::Value& o : kvs->GetArray()) {
       KeyValue kv;
-      if (!decodeKv(o, opts_.key_prefix, kv))
+      if (decodeKv(o, KeySpace{opts_.root, opts_.key_prefix}, kv) != Decoded::Ok)
         return Out::failure(Code::Internal, "etcd: malformed key-value in a range answer");
       out.value.kvs.push_back(std::move(kv));
     }
@@ -830,13 +875,22 @@ Outcome<ListResponse> EtcdStorage::list(const ListRequest& req) {
 int64_t EtcdStorage::currentRevision() {
   {
     std::lock_guard<std::mutex> g(wmu_);
-    for (const WatchPtr& w : watches_)
-      if (w->phase == WatchState::Phase::Running) return observed_.load();
+    if (hub_ && hub_->phase == WatchState::Phase::Running) return observed_.load();
   }
   int64_t rev = 0;
   Reply r;
   if (fetchRevision(rev, r)) atomicMax(observed_, rev);
   return observed_.load();
+}
+
+Outcome<int64_t> EtcdStorage::consistentRevision() {
+  int64_t rev = 0;
+  Reply r;
+  if (!fetchRevision(rev, r)) return Outcome<int64_t>::failure(r.code, r.message);
+  atomicMax(observed_, rev);
+  Outcome<int64_t> out;
+  out.value = rev;
+  return out;
 }
 
 Outcome<int64_t> EtcdStorage::compact(int64_t revision) {
@@ -868,25 +922,19 @@ Outcome<int64_t> EtcdStorage::compact(int64_t revision) {
   return out;
 }
 
+// ---- Watches: one hub stream, handed out to every watch ----
+
 Outcome<std::unique_ptr<WatchHandle>> EtcdStorage::watch(const std::string& prefix, int64_t after_revision,
                                                          WatchCallback callback) {
   using Out = Outcome<std::unique_ptr<WatchHandle>>;
   if (after_revision < compacted_.load())
     return Out::failure(Code::Compacted, "required revision has been compacted");
-  auto w = std::make_shared<WatchState>();
-  w->prefix = prefix;
-  wireRange(prefix, "", w->key, w->range_end);
-  w->callback = std::move(callback);
-  w->last = after_revision;
-  w->delivered = after_revision;
-
   if (after_revision > 0) {
     // etcd reports a compacted start revision on the stream only after confirming the watch,
     // at some later time; a range read at after_revision fails the same way, at once.
     // (It is one revision stricter than the stream, and exactly as strict as SqliteStorage.)
     RangeArgs a;
-    a.key = w->key;
-    a.range_end = w->range_end;
+    wireRange(prefix, "", a.key, a.range_end);
     a.revision = after_revision;
     a.limit = 1;
     a.keys_only = true;
@@ -895,40 +943,193 @@ Outcome<std::unique_ptr<WatchHandle>> EtcdStorage::watch(const std::string& pref
       raiseCompacted(after_revision + 1);
       return Out::failure(Code::Compacted, r.message);
     }
-    // Conflict: after_revision is in the future; etcd's watch then waits for it.
+    // Conflict: after_revision is in the future; the hub then waits for it.
     if (!r.ok() && r.code != Code::Conflict) return Out::failure(r.code, r.message);
   }
 
-  w->multi = curl_multi_init();
-  if (!w->multi) return Out::failure(Code::Internal, "etcd: cannot create a libcurl multi handle");
-  {
-    std::lock_guard<std::mutex> g(wmu_);
-    watches_.push_back(w);
-    ++watch_threads_;
-  }
-  w->thread = std::thread([this, w] { watchLoop(w); });
+  auto sub = std::make_shared<Subscriber>();
+  sub->prefix = prefix;
+  sub->callback = std::move(callback);
+  sub->last = after_revision;
 
-  // Answer once etcd has confirmed the watch ("created"), or has refused it.
   std::unique_lock<std::mutex> lk(wmu_);
-  bool settled = wcv_.wait_for(lk, std::chrono::milliseconds(opts_.request_timeout_ms),
-                               [&] { return w->phase != WatchState::Phase::Starting; });
-  if (settled && w->phase == WatchState::Phase::Running) {
+  StreamPtr hub = hub_;
+  if (!hub) {
+    // The first watch starts the hub at its own revision: nothing to replay.
+    hub = std::make_shared<WatchState>();
+    wireRange(opts_.root, "", hub->key, hub->range_end);
+    hub->callback = [this](const std::vector<Event>& evs, int64_t rev) { fanOut(evs, rev); };
+    hub->last = after_revision;
+    hub->multi = curl_multi_init();
+    if (!hub->multi) return Out::failure(Code::Internal, "etcd: cannot create a libcurl multi handle");
+    buffer_.clear();
+    buffer_bytes_ = 0;
+    buffer_base_ = after_revision;
+    sub->joined = true;
+    subs_.push_back(sub);
+    hub_ = hub;
+    ++hub_threads_;
+    hub->thread = std::thread([this, hub] { hubLoop(hub); });
+  } else {
+    joining_.push_back(sub);
+    curl_multi_wakeup(hub->multi);
+  }
+  // Answer once the watch follows a hub that etcd has confirmed, or the hub failed.
+  bool settled = wcv_.wait_for(lk, std::chrono::milliseconds(opts_.request_timeout_ms), [&] {
+    return (sub->joined && hub->phase == WatchState::Phase::Running) ||
+           hub->phase == WatchState::Phase::Ended;
+  });
+  if (settled && hub->phase == WatchState::Phase::Running) {
     lk.unlock();
     Out out;
-    out.value = std::make_unique<Handle>(this, w);
+    out.value = std::make_unique<Handle>(this, sub);
     return out;
   }
-  Code code = settled ? w->error_code : Code::Unavailable;
+  Code code = settled ? hub->error_code : Code::Unavailable;
   std::string message =
-      settled ? w->error
+      settled ? hub->error
               : "etcd did not confirm the watch within " + std::to_string(opts_.request_timeout_ms) + " ms";
   lk.unlock();
-  stopWatch(w);
+  unsubscribe(sub);
   return Out::failure(code == Code::Ok ? Code::Unavailable : code, message);
 }
 
-void EtcdStorage::watchLoop(const WatchPtr& w) {
-  t_current_watch = w.get();
+// Hands one revision to every watch, on the hub thread. The buffer keeps it for watches
+// that join later.
+void EtcdStorage::fanOut(const std::vector<Event>& events, int64_t revision) {
+  std::vector<SubPtr> targets;
+  {
+    std::lock_guard<std::mutex> g(wmu_);
+    int64_t top = buffer_.empty() ? buffer_base_ : buffer_.back().revision;
+    if (!events.empty() && revision > top) {
+      size_t bytes = 0;
+      for (const Event& e : events)
+        bytes += e.kv.key.size() + e.kv.value.size() + (e.prev ? e.prev->value.size() : 0) + 64;
+      buffer_.push_back(Batch{revision, std::make_shared<const std::vector<Event>>(events), bytes});
+      buffer_bytes_ += bytes;
+      while (buffer_bytes_ > opts_.watch_buffer_bytes && buffer_.size() > 1) {
+        buffer_bytes_ -= buffer_.front().bytes;
+        buffer_base_ = buffer_.front().revision;
+        buffer_.pop_front();
+      }
+    }
+    targets = subs_;
+    ++hand_outs_started_;
+  }
+  static const std::vector<Event> kNone;
+  std::vector<Event> some;
+  for (const SubPtr& sub : targets) {
+    if (sub->removed.load() || revision <= sub->last) continue;
+    const std::string& p = sub->prefix;
+    size_t matching = 0;
+    for (const Event& e : events) matching += e.kv.key.compare(0, p.size(), p) == 0;
+    const std::vector<Event>* mine = &events;
+    if (matching == 0) {
+      mine = &kNone;
+    } else if (matching < events.size()) {
+      some.clear();
+      for (const Event& e : events)
+        if (e.kv.key.compare(0, p.size(), p) == 0) some.push_back(e);
+      mine = &some;
+    }
+    // An exception must not unwind into libcurl: it ends this watch only.
+    try {
+      sub->callback(*mine, revision);
+    } catch (const std::exception& ex) {
+      LOG_ERROR("etcd watch of " << p << ": callback threw: " << ex.what() << "; it delivers nothing more");
+      sub->removed.store(true);
+    } catch (...) {
+      LOG_ERROR("etcd watch of " << p << ": callback threw; it delivers nothing more");
+      sub->removed.store(true);
+    }
+    sub->last = revision;
+  }
+  std::lock_guard<std::mutex> g(wmu_);
+  delivered_ = std::max(delivered_, revision);
+  ++hand_outs_finished_;
+  wcv_.notify_all();
+}
+
+bool EtcdStorage::serviceJoins(WatchState& hub) {
+  std::vector<SubPtr> joins;
+  std::vector<Batch> replay;
+  int64_t reached = hub.last;
+  {
+    std::lock_guard<std::mutex> g(wmu_);
+    if (joining_.empty()) return false;
+    int64_t oldest = INT64_MAX;
+    for (const SubPtr& j : joining_)
+      if (j->last < buffer_base_) oldest = std::min(oldest, j->last);
+    if (oldest != INT64_MAX) {
+      // History older than the buffer: stream again from the oldest start asked for; every
+      // watch skips the revisions it already has.
+      for (SubPtr& j : joining_) {
+        j->joined = true;
+        subs_.push_back(std::move(j));
+      }
+      joining_.clear();
+      buffer_.clear();
+      buffer_bytes_ = 0;
+      buffer_base_ = oldest;
+      hub.last = oldest;
+      wcv_.notify_all();
+      return true;
+    }
+    joins.swap(joining_);
+    replay.assign(buffer_.begin(), buffer_.end());
+    ++hand_outs_started_;
+  }
+  for (const SubPtr& j : joins) {
+    const std::string& p = j->prefix;
+    for (const Batch& b : replay) {
+      if (b.revision <= j->last || j->removed.load()) continue;
+      std::vector<Event> mine;
+      for (const Event& e : *b.events)
+        if (e.kv.key.compare(0, p.size(), p) == 0) mine.push_back(e);
+      if (mine.empty()) continue;
+      try {
+        j->callback(mine, b.revision);
+      } catch (...) {
+        LOG_ERROR("etcd watch of " << p << ": callback threw; it delivers nothing more");
+        j->removed.store(true);
+      }
+      j->last = b.revision;
+    }
+    if (reached > j->last && !j->removed.load()) {
+      try {
+        j->callback({}, reached);
+      } catch (...) {
+        LOG_ERROR("etcd watch of " << p << ": callback threw; it delivers nothing more");
+        j->removed.store(true);
+      }
+      j->last = reached;
+    }
+  }
+  std::lock_guard<std::mutex> g(wmu_);
+  for (SubPtr& j : joins) {
+    if (j->removed.load()) continue;
+    j->joined = true;
+    subs_.push_back(std::move(j));
+  }
+  ++hand_outs_finished_;
+  wcv_.notify_all();
+  return false;
+}
+
+void EtcdStorage::unsubscribe(const SubPtr& sub) {
+  std::unique_lock<std::mutex> lk(wmu_);
+  sub->removed.store(true);
+  subs_.erase(std::remove(subs_.begin(), subs_.end(), sub), subs_.end());
+  joining_.erase(std::remove(joining_.begin(), joining_.end(), sub), joining_.end());
+  // A hand-out in progress may be inside this watch's callback: wait for it, so no callback
+  // runs after the handle is gone (unless this is that callback).
+  if (t_hub_of == this) return;
+  uint64_t target = hand_outs_started_;
+  wcv_.wait(lk, [&] { return hand_outs_finished_ >= target; });
+}
+
+void EtcdStorage::hubLoop(const StreamPtr& w) {
+  t_hub_of = this;
   const std::vector<std::string>& eps = transport_->endpoints();
   size_t next = transport_->preferred();
   size_t unconfirmed = 0;  // streams in a row that ended before etcd confirmed them
@@ -940,6 +1141,7 @@ void EtcdStorage::watchLoop(const WatchPtr& w) {
     std::string why;
     StreamEnd end = runStream(*w, eps[next % eps.size()], created, why);
     if (end == StreamEnd::Stopped) break;
+    if (end == StreamEnd::Rewind) continue;
     if (end == StreamEnd::Compacted || end == StreamEnd::Canceled || end == StreamEnd::Failed) {
       code = end == StreamEnd::Compacted  ? Code::Compacted
              : end == StreamEnd::Canceled ? Code::Unavailable
@@ -969,13 +1171,14 @@ void EtcdStorage::watchLoop(const WatchPtr& w) {
       }
       continue;
     }
-    LOG_WARN("etcd watch of " << w->prefix << ": " << why << "; resuming after revision " << w->last);
-    // Sleeps, unless stopWatch's curl_multi_wakeup cuts it short.
+    LOG_WARN("etcd watch: " << why << "; resuming after revision " << w->last);
+    // Sleeps, unless stopHub's curl_multi_wakeup cuts it short; watches may join meanwhile.
     curl_multi_poll(w->multi, nullptr, 0, static_cast<int>(backoff.count()), nullptr);
+    serviceJoins(*w);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
   }
-  t_current_watch = nullptr;
-  markEnded(*w, code, message);
+  endHub(*w, code, message);
+  t_hub_of = nullptr;
 }
 
 EtcdStorage::StreamEnd EtcdStorage::runStream(WatchState& w, const std::string& endpoint, bool& created,
@@ -996,26 +1199,31 @@ EtcdStorage::StreamEnd EtcdStorage::runStream(WatchState& w, const std::string& 
   curl_easy_setopt(curl, CURLOPT_POST, 1L);
   curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
   curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  // No overall timeout: the stream lasts as long as the watch. Keepalive notices a dead peer.
+  // No overall timeout: the stream lasts as long as the hub. Keepalive notices a dead peer.
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, 30L);
-  curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, 10L);
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, 10L);
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, 5L);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Stream::onWrite);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &st);
   curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &Stream::onProgress);
   curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &st);
 
-  // The multi interface only so that stopWatch can interrupt the wait (curl_multi_wakeup)
-  // instead of waiting up to a second for the progress callback.
+  // The multi interface so that stopHub and joining watches can interrupt the wait
+  // (curl_multi_wakeup); joins are served between transfers' callbacks.
   CURLcode rc = CURLE_OK;
   std::string multi_error;
+  bool rewind = false;
   curl_multi_add_handle(w.multi, curl);
   for (int running = 1; running && !w.stop.load();) {
     CURLMcode mc = curl_multi_perform(w.multi, &running);
     if (mc == CURLM_OK && running) mc = curl_multi_poll(w.multi, nullptr, 0, 1000, nullptr);
     if (mc != CURLM_OK) {
       multi_error = curl_multi_strerror(mc);
+      break;
+    }
+    if (!st.ended() && serviceJoins(w)) {
+      rewind = true;
       break;
     }
   }
@@ -1030,6 +1238,7 @@ EtcdStorage::StreamEnd EtcdStorage::runStream(WatchState& w, const std::string& 
 
   created = st.created();
   if (w.stop.load()) return StreamEnd::Stopped;
+  if (rewind) return StreamEnd::Rewind;
   if (st.ended()) {
     message = st.message();
     return st.end();
@@ -1055,51 +1264,51 @@ void EtcdStorage::markCreated(WatchState& w) {
   wcv_.notify_all();
 }
 
-void EtcdStorage::markDelivered(WatchState& w, int64_t revision) {
-  atomicMax(observed_, revision);
+// The interface has no way to tell a watcher that its watch ended (compaction overtook a
+// reconnect, etcd canceled it): it is logged, writers stop waiting, and the next watch()
+// starts a new hub.
+void EtcdStorage::endHub(WatchState& w, Code code, const std::string& message) {
   std::lock_guard<std::mutex> g(wmu_);
-  w.delivered = revision;
+  bool was_running = w.phase == WatchState::Phase::Running;
+  w.error_code = code == Code::Ok ? Code::Unavailable : code;
+  w.error = message.empty() ? "the watch was stopped" : message;
+  w.phase = WatchState::Phase::Ended;
+  if (hub_.get() == &w) {
+    if (was_running && code != Code::Ok && !subs_.empty())
+      LOG_ERROR("etcd watch ended after revision " << w.last << ": " << message << "; " << subs_.size()
+                                                   << " watches receive nothing more");
+    for (const SubPtr& sub : subs_) sub->removed.store(true);
+    subs_.clear();
+    joining_.clear();
+    hub_.reset();
+  }
+  // Last touch of *this by the thread: the destructor waits for this count.
+  --hub_threads_;
   wcv_.notify_all();
 }
 
-// The interface has no way to tell a watcher that its watch ended (compaction overtook a
-// reconnect, etcd canceled it, the callback threw): it is logged, and writers stop waiting
-// for it. See the notes file for the proposed interface change.
-void EtcdStorage::markEnded(WatchState& w, Code code, const std::string& message) {
-  bool was_running;
+void EtcdStorage::stopHub() {
+  StreamPtr hub;
   {
     std::lock_guard<std::mutex> g(wmu_);
-    was_running = w.phase == WatchState::Phase::Running;
-    if (w.phase == WatchState::Phase::Starting) {
-      w.error_code = code == Code::Ok ? Code::Unavailable : code;
-      w.error = message.empty() ? "the watch was stopped" : message;
-    }
-    w.phase = WatchState::Phase::Ended;
+    hub = hub_;
   }
-  if (was_running && code != Code::Ok)
-    LOG_ERROR("etcd watch of " << w.prefix << " ended after revision " << w.last << ": " << message
-                               << "; it delivers nothing more");
-  // Last touch of *this by the thread: the destructor waits for this count.
-  std::lock_guard<std::mutex> g(wmu_);
-  --watch_threads_;
-  wcv_.notify_all();
-}
-
-void EtcdStorage::stopWatch(const WatchPtr& w) {
-  w->stop.store(true);
-  curl_multi_wakeup(w->multi);
-  if (w->thread.joinable()) {
-    // Destroyed from its own callback: the thread sees `stop` when the callback returns and
-    // ends by itself; joining here would wait for ourselves.
-    if (w->thread.get_id() == std::this_thread::get_id()) {
-      w->thread.detach();
-    } else {
-      w->thread.join();
+  if (hub) {
+    hub->stop.store(true);
+    curl_multi_wakeup(hub->multi);
+    if (hub->thread.joinable()) {
+      // Stopped from its own callback: the thread sees `stop` when the callback returns and
+      // ends by itself; joining here would wait for ourselves.
+      if (hub->thread.get_id() == std::this_thread::get_id()) {
+        hub->thread.detach();
+      } else {
+        hub->thread.join();
+      }
     }
   }
-  std::lock_guard<std::mutex> g(wmu_);
-  watches_.erase(std::remove(watches_.begin(), watches_.end(), w), watches_.end());
-  wcv_.notify_all();
+  if (t_hub_of == this) return;
+  std::unique_lock<std::mutex> lk(wmu_);
+  wcv_.wait(lk, [&] { return hub_threads_ == 0; });
 }
 
 }  // namespace shepherd::storage

@@ -7,17 +7,20 @@
 // reports the key's current revision. Lists are ranges pinned to a revision; watches are
 // one streaming POST /v3/watch per watch, run on its own thread.
 //
-// Read-your-writes: a write returns only after every live watch of this EtcdStorage whose
-// prefix contains the written key has delivered the write's revision (or the request
-// timeout passed), so a WatchCache fed by this backend already holds a write when the
-// writer gets its answer, as with SqliteStorage. Watches whose prefix does not contain the
-// key are not waited for: the gateway stream cannot carry etcd's progress_request, so they
-// move forward only on their own events and etcd's periodic progress notifications
-// (--experimental-watch-progress-notify-interval). See docs/research/etcd-storage-draft-notes.md.
+// All watches of one EtcdStorage share one etcd watch stream over the whole key space (the
+// hub): each batch etcd sends is passed to every watch, filtered to its prefix and possibly
+// empty, so every watch moves to every revision as with SqliteStorage. A new watch whose
+// start lies within the hub's recent buffer is replayed from it; an older start makes the
+// hub stream again from there (watches skip what they already have).
+//
+// Read-your-writes: a write returns only after the hub has passed the write's revision to
+// every watch (or the request timeout passed), so a WatchCache fed by this backend already
+// holds a write when the writer gets its answer, as with SqliteStorage.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,28 +34,34 @@ namespace etcd_internal {
 class Transport;
 struct Reply;
 struct WatchState;
+struct Subscriber;
+struct Batch;
 }  // namespace etcd_internal
 
 struct EtcdOptions {
   // Client URLs ("http://host:port"); a request that cannot connect tries the next one.
   std::vector<std::string> endpoints{"http://127.0.0.1:2379"};
-  // An extra namespace put in front of every key on the wire and removed from every key
-  // read back. Callers already pass full keys ("/registry/pods/ns/name", i.e. including
-  // the API server's --etcd-prefix), so the default is none; set it to share one etcd
-  // between several clusters (e.g. "/cluster-a" stores "/cluster-a/registry/...").
+  // Every key the caller passes starts with `root`; on the wire `root` is replaced by
+  // `key_prefix`. The API server passes keys under "/registry" and sets key_prefix to its
+  // --etcd-prefix, so with the default prefix the wire keys are the caller's (as upstream's
+  // layout), and "--etcd-prefix=/cluster-a" stores "/cluster-a/pods/...". With an empty
+  // root, key_prefix is simply put in front of every key.
+  std::string root;
   std::string key_prefix;
   // Bound on every unary request, and on how long a write waits for watches to deliver it.
   int request_timeout_ms = 10000;
-  // TLS for https endpoints: handed to libcurl as is (not exercised by the tests yet).
+  // Events kept for watches that start at a past revision (bytes of keys and values).
+  size_t watch_buffer_bytes = 32u << 20;
+  // TLS for https endpoints: handed to libcurl as is.
   std::string ca_file;
   std::string cert_file;
   std::string key_file;
 };
 
 // Thread-safety: all public methods may be called concurrently from any thread. Watch
-// callbacks run on the watch's own thread; a write issued from inside a watch callback
-// does not wait for that same watch (it would wait for itself). Every WatchHandle must be
-// destroyed before the EtcdStorage that made it (as with SqliteStorage).
+// callbacks run one at a time on the hub's thread; a write issued from inside a watch
+// callback does not wait for delivery (it would wait for itself). Every WatchHandle must
+// be destroyed before the EtcdStorage that made it (as with SqliteStorage).
 class EtcdStorage final : public Storage {
  public:
   // Checks that an endpoint answers (Unavailable otherwise).
@@ -66,6 +75,8 @@ class EtcdStorage final : public Storage {
   Outcome<ListResponse> list(const ListRequest& req) override;
   // The highest revision any watch has delivered; with no live watch, etcd's current one.
   int64_t currentRevision() override;
+  // etcd's revision now, from a linearizable range (one round trip).
+  Outcome<int64_t> consistentRevision() override;
   // What this process knows: its own compactions and the compactions etcd reported.
   int64_t compactedRevision() override { return compacted_.load(std::memory_order_acquire); }
   Outcome<std::unique_ptr<WatchHandle>> watch(const std::string& prefix, int64_t after_revision,
@@ -79,28 +90,38 @@ class EtcdStorage final : public Storage {
   class Handle;
   class Stream;
   class WriteScope;
-  using WatchPtr = std::shared_ptr<etcd_internal::WatchState>;
-  enum class StreamEnd { Stopped, Broken, Compacted, Canceled, Failed };
+  using StreamPtr = std::shared_ptr<etcd_internal::WatchState>;
+  using SubPtr = std::shared_ptr<etcd_internal::Subscriber>;
+  enum class StreamEnd { Stopped, Broken, Compacted, Canceled, Failed, Rewind };
 
   explicit EtcdStorage(EtcdOptions opts);
 
-  std::string wireKey(const std::string& key) const { return opts_.key_prefix + key; }
+  // An exact key on the wire; a key read back in the caller's key space ("" if outside).
+  std::string wireKey(const std::string& key) const;
+  bool localKey(const std::string& wire, std::string& key) const;
+  // The wire prefix of every key under prefix (also when prefix is shorter than root).
+  std::string wirePrefix(const std::string& prefix) const;
   // [key, range_end) on the wire for the keys under prefix that sort after start_after.
   void wireRange(const std::string& prefix, const std::string& start_after, std::string& key,
                  std::string& range_end) const;
   // etcd's current revision, from a one-key range.
   bool fetchRevision(int64_t& revision, etcd_internal::Reply& reply);
   void raiseCompacted(int64_t revision);
-  // Blocks until every live watch whose prefix holds key has delivered revision.
-  void awaitDelivery(const std::string& key, int64_t revision);
+  // Blocks until the hub has passed revision to every watch (read-your-writes).
+  void awaitDelivery(int64_t revision);
 
-  void watchLoop(const WatchPtr& w);
+  // The hub: its thread, one stream at a time, and the hand-out of its batches.
+  void hubLoop(const StreamPtr& hub);
   StreamEnd runStream(etcd_internal::WatchState& w, const std::string& endpoint, bool& created,
                       std::string& message);
   void markCreated(etcd_internal::WatchState& w);
-  void markDelivered(etcd_internal::WatchState& w, int64_t revision);
-  void markEnded(etcd_internal::WatchState& w, Code code, const std::string& message);
-  void stopWatch(const WatchPtr& w);
+  void fanOut(const std::vector<Event>& events, int64_t revision);
+  // Replays the buffer to joining watches; true when one starts before the buffer, and the
+  // hub must stream again from hub.last (already set).
+  bool serviceJoins(etcd_internal::WatchState& hub);
+  void endHub(etcd_internal::WatchState& hub, Code code, const std::string& message);
+  void unsubscribe(const SubPtr& sub);
+  void stopHub();
 
   EtcdOptions opts_;
   std::unique_ptr<etcd_internal::Transport> transport_;
@@ -111,13 +132,21 @@ class EtcdStorage final : public Storage {
   bool stopping_ = false;
   int writes_in_flight_ = 0;
 
-  // Watches and their delivery progress; wcv_ is notified on every delivery and every
-  // change of a watch's phase (writers waiting for read-your-writes, watch() waiting for
-  // etcd's confirmation, the destructor waiting for watch threads to finish).
+  // The hub and its watches. wcv_ is notified on every delivery and every change of the
+  // hub's phase (writers waiting for read-your-writes, watch() waiting to join, handles
+  // waiting for a delivery in progress, the destructor waiting for the hub thread).
   std::mutex wmu_;
   std::condition_variable wcv_;
-  std::vector<WatchPtr> watches_;
-  int watch_threads_ = 0;
+  StreamPtr hub_;                            // null until the first watch, and after the hub ended
+  std::vector<SubPtr> subs_;                 // following the hub
+  std::vector<SubPtr> joining_;              // to be replayed from the buffer by the hub thread
+  std::deque<etcd_internal::Batch> buffer_;  // every event with revision > buffer_base_
+  int64_t buffer_base_ = 0;
+  size_t buffer_bytes_ = 0;
+  int64_t delivered_ = 0;            // highest revision handed to every watch
+  uint64_t hand_outs_started_ = 0;   // fanOut/replay rounds begun and finished, so a
+  uint64_t hand_outs_finished_ = 0;  // removed watch can wait for the one in progress
+  int hub_threads_ = 0;
 
   std::atomic<int64_t> observed_{0};  // highest revision delivered or fetched
   std::atomic<int64_t> compacted_{0};

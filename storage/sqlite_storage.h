@@ -21,9 +21,9 @@
 namespace shepherd::storage {
 
 struct SqliteOptions {
-  std::string path;          // database file; created if missing
-  size_t max_batch = 2048;   // writes per group commit at most
-  bool fsync = true;         // synchronous=FULL; false only for throwaway test stores
+  std::string path;         // database file; created if missing
+  size_t max_batch = 2048;  // writes per group commit at most
+  bool fsync = true;        // synchronous=FULL; false only for throwaway test stores
 };
 
 // Thread-safety: all public methods are safe to call concurrently from any thread.
@@ -33,12 +33,17 @@ class SqliteStorage final : public Storage {
   ~SqliteStorage() override;
 
   Outcome<int64_t> create(const std::string& key, std::string value) override;
-  Outcome<int64_t> update(const std::string& key, std::string value,
-                          int64_t expected_mod_revision) override;
+  Outcome<int64_t> update(const std::string& key, std::string value, int64_t expected_mod_revision) override;
   Outcome<KeyValue> remove(const std::string& key, int64_t expected_mod_revision) override;
   Outcome<KeyValue> get(const std::string& key) override;
   Outcome<ListResponse> list(const ListRequest& req) override;
   int64_t currentRevision() override { return published_.load(std::memory_order_acquire); }
+  // Every write goes through this process, and is delivered before it is acknowledged.
+  Outcome<int64_t> consistentRevision() override {
+    Outcome<int64_t> out;
+    out.value = currentRevision();
+    return out;
+  }
   int64_t compactedRevision() override { return compacted_.load(std::memory_order_acquire); }
   Outcome<std::unique_ptr<WatchHandle>> watch(const std::string& prefix, int64_t after_revision,
                                               WatchCallback callback) override;

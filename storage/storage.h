@@ -19,12 +19,12 @@ namespace shepherd::storage {
 
 enum class Code {
   Ok,
-  NotFound,      // the key does not exist (get, update, delete)
-  Exists,        // create of a key that exists
-  Conflict,      // expected modification revision differs from the current one
-  Compacted,     // the requested revision is older than the oldest one kept
-  Unavailable,   // the backend is shutting down or cannot be reached
-  Internal,      // I/O or database failure; nothing was written
+  NotFound,     // the key does not exist (get, update, delete)
+  Exists,       // create of a key that exists
+  Conflict,     // expected modification revision differs from the current one
+  Compacted,    // the requested revision is older than the oldest one kept
+  Unavailable,  // the backend is shutting down or cannot be reached
+  Internal,     // I/O or database failure; nothing was written
 };
 
 const char* codeName(Code c);
@@ -66,16 +66,16 @@ struct Event {
 };
 
 struct ListRequest {
-  std::string prefix;      // keys starting with prefix
-  std::string start_after; // exclusive lower bound within prefix ("" = from the start)
-  int64_t limit = 0;       // 0 = no limit
-  int64_t revision = 0;    // 0 = current; otherwise read exactly at this revision
+  std::string prefix;       // keys starting with prefix
+  std::string start_after;  // exclusive lower bound within prefix ("" = from the start)
+  int64_t limit = 0;        // 0 = no limit
+  int64_t revision = 0;     // 0 = current; otherwise read exactly at this revision
 };
 
 struct ListResponse {
   std::vector<KeyValue> kvs;
-  int64_t revision = 0;    // the revision the page was read at
-  int64_t remaining = 0;   // keys after this page at that revision
+  int64_t revision = 0;   // the revision the page was read at
+  int64_t remaining = 0;  // keys after this page at that revision
 };
 
 // Called with each committed batch of events matching the watch's prefix (possibly
@@ -105,13 +105,16 @@ class Storage {
 
   // The newest revision whose writes are durable and have been delivered to watches.
   virtual int64_t currentRevision() = 0;
+  // The newest revision committed by any client of the backend, read so that every write
+  // acknowledged before the call is at or below it (for etcd, a linearizable read: other
+  // API servers write too). Watches reach it soon after; consistent reads wait for that.
+  virtual Outcome<int64_t> consistentRevision() = 0;
   // The oldest revision a list or watch may still ask for.
   virtual int64_t compactedRevision() = 0;
 
   // Delivers every change with revision > after_revision under prefix: first the history
   // still kept, then live batches. Fails with Compacted if that history is gone.
-  virtual Outcome<std::unique_ptr<WatchHandle>> watch(const std::string& prefix,
-                                                      int64_t after_revision,
+  virtual Outcome<std::unique_ptr<WatchHandle>> watch(const std::string& prefix, int64_t after_revision,
                                                       WatchCallback callback) = 0;
 
   // Discards history at or below revision (the latest value of each live key is kept).

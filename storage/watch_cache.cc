@@ -113,6 +113,7 @@ Outcome<int64_t> WatchCache::start() {
     }
     revision_ = listed.value.revision;
     oldest_ = revision_;
+    published_revision_.store(revision_, std::memory_order_release);
   }
   auto w = storage_.watch(prefix_, listed.value.revision,
                           [this](const std::vector<storage::Event>& evs, int64_t rev) { onBatch(evs, rev); });
@@ -184,6 +185,17 @@ void WatchCache::onBatch(const std::vector<storage::Event>& events, int64_t revi
     }
   }
   if (revision > revision_) revision_ = revision;
+  {
+    std::lock_guard<std::mutex> g(rev_mu_);
+    published_revision_.store(revision_, std::memory_order_release);
+  }
+  rev_cv_.notify_all();
+}
+
+bool WatchCache::waitForRevision(int64_t revision, std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lk(rev_mu_);
+  return rev_cv_.wait_for(lk, timeout,
+                          [&] { return published_revision_.load(std::memory_order_acquire) >= revision; });
 }
 
 bool WatchCache::deliverTo(const Watcher& w, const Event& e) const {

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
@@ -125,6 +127,8 @@ class WatchCache {
 
   ObjectPtr get(const std::string& key) const;
   int64_t revision() const;
+  // Waits until the cache has reached `revision` (at most `timeout`); false if it has not.
+  bool waitForRevision(int64_t revision, std::chrono::milliseconds timeout) const;
   // How many changes to this cache's objects have been applied (grows by one per event);
   // lets readers that derive state from the objects rebuild only when it moved.
   uint64_t changeCount() const { return changes_.load(std::memory_order_acquire); }
@@ -177,6 +181,11 @@ class WatchCache {
   std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> field_index_;
   std::deque<Event> window_;
   int64_t revision_ = 0;
+  // revision_, published for waitForRevision without taking mu_ (rev_mu_ is taken under
+  // mu_ by the writer, never the other way round).
+  std::atomic<int64_t> published_revision_{0};
+  mutable std::mutex rev_mu_;
+  mutable std::condition_variable rev_cv_;
   std::atomic<uint64_t> changes_{0};
   int64_t oldest_ = 0;  // a watch/list may ask for any revision >= oldest_
   std::vector<Watcher> watchers_;

@@ -8,16 +8,22 @@ and restart them. Every server is stopped by PID at teardown: SIGTERM, then SIGK
 Run from the repository root:  /usr/bin/python3 -m pytest tests/e2e -q
 """
 
+import contextlib
 import json
 import os
 import signal
 import ssl
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "harness"))
+import etcd_cluster  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SERVER_BIN = os.environ.get(
@@ -167,7 +173,8 @@ class ShepherdServer:
             os.unlink(port_file)
         self.port = None
         args = [SERVER_BIN, "--data-dir", self.data_dir, "--port", "0",
-                "--port-file", port_file] + ([] if self.tls else ["--plain-http", "--authorization-mode=AlwaysAllow"]) + self.extra_args
+                "--port-file", port_file] + \
+            ([] if "--etcd-servers" in self.extra_args else etcd_cluster.storage_args(self.data_dir)) + ([] if self.tls else ["--plain-http", "--authorization-mode=AlwaysAllow"]) + self.extra_args
         log = open(self.log_path, "wb")
         try:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
@@ -285,6 +292,27 @@ class ShepherdServer:
             self.stop()
         self.port = None
         return self.start()
+
+
+@contextlib.contextmanager
+def api_servers_on_etcd(workdir, members=1, count=2):
+    """A fresh etcd of `members` members and `count` API servers (plain HTTP) sharing it and
+    one key prefix; yields (etcd cluster, [servers]) and stops everything afterwards."""
+    cluster = etcd_cluster.EtcdCluster(os.path.join(workdir, "etcd"), members=members).start()
+    args = ["--etcd-servers", cluster.endpoints, "--etcd-prefix", "/shared-" + uuid.uuid4().hex[:12]]
+    servers = []
+    try:
+        for i in range(count):
+            d = os.path.join(workdir, "server-%d" % i)
+            os.makedirs(d)
+            srv = ShepherdServer(d, extra_args=args, tls=False)
+            servers.append(srv)
+            srv.start()
+        yield cluster, servers
+    finally:
+        for srv in servers:
+            srv.stop()
+        cluster.stop()
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ import urllib.request
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
 import real_node  # noqa: E402
+import etcd_cluster  # noqa: E402
 
 KUBECTL = "/usr/lib/google-cloud-sdk/bin/kubectl.1.33"
 
@@ -26,6 +27,20 @@ def _logs(data):
     return detail
 
 
+def _stop(proc, what, on_hang=None):
+    """SIGTERM to `shepherd up`; its output once it exited (fails if it takes over 60 s)."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        output, _ = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        output, _ = proc.communicate()
+        if on_hang:
+            on_hang()
+        raise AssertionError("%s did not stop within 60 s:\n%s" % (what, output))
+    return output
+
+
 def test_shepherd_up_runs_a_real_pod_and_stops_cleanly():
     shepherd = os.path.join(real_node.bin_dir(), "shepherd")
     # Short path: containerd's socket lives under the data dir.
@@ -36,7 +51,8 @@ def test_shepherd_up_runs_a_real_pod_and_stops_cleanly():
         bridge = real_node.free_bridge_name()
         proc = subprocess.Popen([shepherd, "up", "--data-dir", data, "--port", str(port),
                                  "--kubelet-port", str(kubelet_port), "--pod-subnet", subnet,
-                                 "--bridge", bridge, "--node-name", "up-node"],
+                                 "--bridge", bridge, "--node-name", "up-node"]
+                                + etcd_cluster.storage_args(data),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 env=dict(os.environ, SHEPHERD_IMAGES_DIR=real_node.images_dir()))
         env = dict(os.environ, HOME=data)
@@ -130,14 +146,8 @@ def test_shepherd_up_runs_a_real_pod_and_stops_cleanly():
                     assert resp.read().decode() == "hello from %s\n" % p["metadata"]["name"]
             kubectl("delete", "-f", os.path.join(REPO, "manifests", "examples", "web-app.yaml"), "--wait=false")
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                output, _ = proc.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                output, _ = proc.communicate()
-                subprocess.run([real_node.CONTAINERD_SH, "stop", os.path.join(data, "containerd")])
-                raise AssertionError("shepherd up did not stop within 60 s:\n" + output)
+            output = _stop(proc, "shepherd up",
+                           lambda: subprocess.run([real_node.CONTAINERD_SH, "stop", os.path.join(data, "containerd")]))
         assert proc.returncode == 0, output + _logs(data)
         assert "the cluster is up" in output and "shepherd: stopped" in output, output
         # Orderly shutdown of each component, and nothing left running.
@@ -152,3 +162,87 @@ def test_shepherd_up_runs_a_real_pod_and_stops_cleanly():
             assert "stopping (containers keep running)" in f.read()
         assert not os.path.exists(sock)
         assert not os.path.exists("/sys/class/net/" + bridge), "the pod bridge is left behind"
+
+
+def _free_port_run(count):
+    """A base port with `count` consecutive free loopback ports after it."""
+    import socket
+    for _ in range(50):
+        base = real_node.free_port()
+        if base + count > 65535:
+            continue
+        ok = True
+        for p in range(base, base + count):
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", p))
+                except OSError:
+                    ok = False
+                    break
+        if ok:
+            return base
+    raise RuntimeError("no run of %d free ports" % count)
+
+
+def test_shepherd_up_etcd_runs_three_members_and_two_api_servers():
+    shepherd = os.path.join(real_node.bin_dir(), "shepherd")
+    with tempfile.TemporaryDirectory(prefix="shupe-") as data:
+        port = _free_port_run(2)
+        etcd_port = _free_port_run(6)
+        proc = subprocess.Popen([shepherd, "up", "--data-dir", data, "--port", str(port), "--node=false",
+                                 "--etcd", "--etcd-port", str(etcd_port)],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        kubeconfig = os.path.join(data, "kubeconfig")
+        env = dict(os.environ, HOME=data)
+
+        def kubectl(*args, server=None, check=True):
+            cmd = [KUBECTL, "--kubeconfig", kubeconfig] + (["--server", server] if server else []) + list(args)
+            out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+            if check:
+                assert out.returncode == 0, "kubectl %s: %s%s" % (" ".join(args), out.stderr, _logs(data))
+            return out
+
+        first = "https://127.0.0.1:%d" % port
+        second = "https://127.0.0.1:%d" % (port + 1)
+        try:
+            deadline = time.time() + 90
+            while not os.path.exists(kubeconfig) and time.time() < deadline:
+                assert proc.poll() is None, proc.stdout.read()
+                time.sleep(0.1)
+            assert os.path.exists(kubeconfig), "no kubeconfig within 90 s" + _logs(data)
+            # The three members have their data under the data dir.
+            for i in range(3):
+                assert os.path.isdir(os.path.join(data, "etcd", "m%d" % i, "member")), os.listdir(data)
+            # A write through one API server is read through the other at once.
+            kubectl("create", "configmap", "shared", "--from-literal=k=v", server=first)
+            assert kubectl("get", "configmap", "shared", "-o", "jsonpath={.data.k}", server=second).stdout == "v"
+            # default/kubernetes lists both servers.
+            deadline = time.time() + 20
+            ports = []
+            while ports != [port, port + 1] and time.time() < deadline:
+                ep = json.loads(kubectl("get", "endpoints", "kubernetes", "-o", "json", server=second).stdout)
+                ports = sorted(s["ports"][0]["port"] for s in ep.get("subsets", []))
+                time.sleep(0.2)
+            assert ports == [port, port + 1], ep
+            # The controller manager (on the server list) works: a Deployment gets its ReplicaSet.
+            kubectl("create", "deployment", "d", "--image=busybox", "--replicas=1")
+            deadline = time.time() + 30
+            while time.time() < deadline and not kubectl("get", "rs", "-l", "app=d", "-o", "name",
+                                                           check=False).stdout.strip():
+                time.sleep(0.2)
+            assert kubectl("get", "rs", "-l", "app=d", "-o", "name").stdout.strip(), _logs(data)
+        finally:
+            output = _stop(proc, "shepherd up --etcd")
+        assert proc.returncode == 0, output + _logs(data)
+        assert "objects are kept in etcd" in output and "shepherd: stopped" in output, output
+        for name in ("apiserver.log", "apiserver-2.log"):
+            with open(os.path.join(data, "logs", name)) as f:
+                assert "shepherd-apiserver stopped" in f.read()
+        # Nothing of the cluster is left running.
+        for p in os.listdir("/proc"):
+            if p.isdigit():
+                try:
+                    with open("/proc/%s/cmdline" % p, "rb") as f:
+                        assert data.encode() not in f.read(), "process %s still runs" % p
+                except OSError:
+                    pass

@@ -71,7 +71,7 @@ struct World {
     auto r = registry::Registry::start(*store, {});
     if (!r) std::abort();
     reg = std::move(*r);
-    if (!reg->bootstrap("127.0.0.1", 6443)) std::abort();
+    if (!reg->bootstrap(6443)) std::abort();
     auth::AuthenticatorOptions ao;
     ao.token_file = tokenFile;
     auto a = auth::Authenticator::create(ao);

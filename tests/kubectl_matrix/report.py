@@ -134,9 +134,10 @@ def render(cells, elapsed, source, notes=()):
         counts[state] = counts.get(state, 0) + 1
     out = []
     out.append("# kubectl compatibility matrix\n")
+    storage = "etcd" if os.environ.get("SHEPHERD_ETCD_SERVERS") else "the embedded SQLite store"
     out.append("Generated %s by `tests/kubectl_matrix/report.py` (%s) against "
-               "`shepherd-apiserver` at commit %s. %d cells: %s; suite time %.0f s.\n"
-               % (now.strftime("%Y-%m-%d %H:%M UTC"), source, git_head(), len(cells),
+               "`shepherd-apiserver` at commit %s (storage: %s). %d cells: %s; suite time %.0f s.\n"
+               % (now.strftime("%Y-%m-%d %H:%M UTC"), source, git_head(), storage, len(cells),
                   ", ".join("%d %s" % (n, s) for s, n in sorted(counts.items())), elapsed))
     out.append("Each cell is one test, `tests/kubectl_matrix/test_matrix.py::test_cell"
                "[<version>-<command>]`; every kubectl version runs the scenario in its own "

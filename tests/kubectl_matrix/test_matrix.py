@@ -25,6 +25,7 @@ import shutil
 import signal
 import ssl
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -32,6 +33,9 @@ import urllib.error
 import urllib.request
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "harness"))
+import etcd_cluster  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -103,7 +107,7 @@ class Server:
         port_file = os.path.join(self.workdir, "port")
         pki = os.path.join(self.workdir, "data", "pki")
         args = [SERVER_BIN, "--data-dir", os.path.join(self.workdir, "data"), "--port", "0",
-                "--port-file", port_file]
+                "--port-file", port_file] + etcd_cluster.storage_args(os.path.join(self.workdir, "data"))
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL)

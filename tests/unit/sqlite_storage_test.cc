@@ -1,3 +1,6 @@
+#include "storage/sqlite_storage.h"
+
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,9 +10,7 @@
 #include <set>
 #include <thread>
 
-#include <gtest/gtest.h>
-
-#include "storage/sqlite_storage.h"
+#include "storage/compactor.h"
 #include "test_util.h"
 
 using namespace shepherd;
@@ -272,4 +273,38 @@ TEST(SqliteStorage, AcknowledgedWritesSurviveKill9) {
     EXPECT_EQ(got.value.value, "value-" + k);
   }
   EXPECT_GE(s->currentRevision(), acked.back().second);
+}
+
+TEST(Compactor, CompactsToTheRevisionOfTheRoundBeforeAndServersTakeTurns) {
+  testutil::TempDir dir;
+  auto s = openAt(dir.path());
+  // Two API servers on one store, each with its own compactor.
+  Compactor a(*s), b(*s);
+  ASSERT_TRUE(s->create("/k", "1").ok());
+  auto first = a.round();  // notes the revision, compacts nothing
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first.value, 0);
+  ASSERT_TRUE(b.round().ok());
+  int64_t seen = s->currentRevision();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(s->update("/k", std::to_string(i), 0).ok());
+
+  auto r = a.round();  // a's turn: to the revision of its first round
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.value, seen);
+  EXPECT_EQ(s->compactedRevision(), seen);
+  // b saw the key move: it skips this interval rather than compacting again.
+  auto skipped = b.round();
+  ASSERT_TRUE(skipped.ok());
+  EXPECT_EQ(skipped.value, 0);
+  // History younger than one round is kept.
+  ListRequest at;
+  at.prefix = "/k";
+  at.revision = seen + 1;
+  EXPECT_TRUE(s->list(at).ok());
+  // a keeps its turn while nobody else moves the key.
+  int64_t next = s->currentRevision();
+  auto again = a.round();
+  ASSERT_TRUE(again.ok());
+  EXPECT_GE(again.value, seen);
+  EXPECT_LE(again.value, next);
 }

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <thread>
+
+#include "registry/apiserver_leases.h"
 #include "registry/registry.h"
 #include "storage/sqlite_storage.h"
 #include "test_util.h"
@@ -20,7 +24,7 @@ struct Env {
     auto r = Registry::start(*storage, RegistryOptions{});
     EXPECT_TRUE(r.ok());
     reg = std::move(r.value());
-    EXPECT_TRUE(reg->bootstrap("127.0.0.1", 6443).ok());
+    EXPECT_TRUE(reg->bootstrap(6443).ok());
   }
   Store& pods() { return *reg->store("", "v1", "pods"); }
   Store& store(const char* g, const char* plural) { return *reg->store(g, "v1", plural); }
@@ -32,9 +36,12 @@ json::Document doc(const std::string& s) {
   return d;
 }
 
-json::Document obj(const ObjectPtr& o) { return doc(o->json); }
+json::Document obj(const ObjectPtr& o) {
+  return doc(o->json);
+}
 
-const char* kPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"x"}]}})";
+const char* kPod =
+    R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"x"}]}})";
 
 }  // namespace
 
@@ -61,7 +68,8 @@ TEST(Store, CreateSetsServerMetadataAndDefaults) {
 
 TEST(Store, NamespaceChecksAndGenerateName) {
   Env e;
-  auto wrongNs = doc(R"({"metadata":{"name":"p","namespace":"other"},"spec":{"containers":[{"name":"c","image":"x"}]}})");
+  auto wrongNs = doc(
+      R"({"metadata":{"name":"p","namespace":"other"},"spec":{"containers":[{"name":"c","image":"x"}]}})");
   auto r = e.pods().create("default", wrongNs, {});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, 400);
@@ -139,7 +147,8 @@ TEST(Store, DeletionUnboundBoundAndFinalizers) {
   EXPECT_TRUE(del->deleted_now);
   EXPECT_FALSE(e.pods().get("default", "p").ok());
 
-  auto bound = doc(R"({"metadata":{"name":"b"},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"x"}]}})");
+  auto bound =
+      doc(R"({"metadata":{"name":"b"},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"x"}]}})");
   ASSERT_TRUE(e.pods().create("default", bound, {}).ok());
   auto g = e.pods().remove("default", "b", {});
   ASSERT_TRUE(g.ok());
@@ -258,13 +267,15 @@ TEST(Store, ServicesGetDistinctClusterIPs) {
   auto np = json::getInt(obj(rb.value())["spec"]["ports"][0], "nodePort");
   ASSERT_TRUE(np.has_value());
   EXPECT_GE(*np, 30000);
-  auto clash = doc(R"({"metadata":{"name":"c"},"spec":{"clusterIP":")" + ipa + R"(","ports":[{"port":80}]}})");
+  auto clash =
+      doc(R"({"metadata":{"name":"c"},"spec":{"clusterIP":")" + ipa + R"(","ports":[{"port":80}]}})");
   auto rc = svcs.create("default", clash, {});
   ASSERT_FALSE(rc.ok());
   EXPECT_EQ(rc.error().code, 422);
   // Deleting releases the address for reuse.
   ASSERT_TRUE(svcs.remove("default", "a", {}).ok());
-  auto reuse = doc(R"({"metadata":{"name":"d"},"spec":{"clusterIP":")" + ipa + R"(","ports":[{"port":80}]}})");
+  auto reuse =
+      doc(R"({"metadata":{"name":"d"},"spec":{"clusterIP":")" + ipa + R"(","ports":[{"port":80}]}})");
   EXPECT_TRUE(svcs.create("default", reuse, {}).ok());
   // An update that omits the clusterIP keeps it.
   auto upd = doc(R"({"metadata":{"name":"d"},"spec":{"ports":[{"port":81}]}})");
@@ -275,7 +286,8 @@ TEST(Store, ServicesGetDistinctClusterIPs) {
 
 TEST(Store, EventsAreOneStoreBehindTwoAPIs) {
   Env e;
-  auto core = doc(R"({"metadata":{"name":"e1"},"involvedObject":{"kind":"Pod","name":"p"},"message":"hello","reason":"Test"})");
+  auto core = doc(
+      R"({"metadata":{"name":"e1"},"involvedObject":{"kind":"Pod","name":"p"},"message":"hello","reason":"Test"})");
   ASSERT_TRUE(e.store("", "events").create("default", core, {}).ok());
   Store& v1 = *e.reg->store("events.k8s.io", "v1", "events");
   auto got = v1.get("default", "e1");
@@ -314,7 +326,7 @@ TEST(Store, StatePersistsAcrossRestart) {
     o.path = dir.path() + "/db";
     auto s = std::move(storage::SqliteStorage::open(o).value);
     auto reg = std::move(Registry::start(*s, {}).value());
-    ASSERT_TRUE(reg->bootstrap("127.0.0.1", 1).ok());
+    ASSERT_TRUE(reg->bootstrap(1).ok());
     auto d = doc(kPod);
     auto r = reg->store("", "v1", "pods")->create("default", d, {});
     ASSERT_TRUE(r.ok());
@@ -325,7 +337,7 @@ TEST(Store, StatePersistsAcrossRestart) {
   o.path = dir.path() + "/db";
   auto s = std::move(storage::SqliteStorage::open(o).value);
   auto reg = std::move(Registry::start(*s, {}).value());
-  ASSERT_TRUE(reg->bootstrap("127.0.0.1", 1).ok());  // idempotent
+  ASSERT_TRUE(reg->bootstrap(1).ok());  // idempotent
   auto p = reg->store("", "v1", "pods")->get("default", "p");
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p.value()->mod_revision, rv);
@@ -354,7 +366,8 @@ TEST(Store, OldEventsExpire) {
       {}, Subresource::Main);
   ASSERT_TRUE(stale.ok());
   // creationTimestamp is server-set and cannot be rewritten by an update.
-  EXPECT_NE(json::getStringPath(obj(stale->object), {"metadata", "creationTimestamp"}), "2020-01-01T00:00:00Z");
+  EXPECT_NE(json::getStringPath(obj(stale->object), {"metadata", "creationTimestamp"}),
+            "2020-01-01T00:00:00Z");
   EXPECT_EQ(e.reg->expireEvents(std::chrono::seconds(0)), 2u);
   EXPECT_FALSE(events.get("default", "old").ok());
   EXPECT_FALSE(events.get("default", "fresh").ok());
@@ -394,8 +407,69 @@ TEST(Store, PreparedObjectsMatchDecodingTheStoredValue) {
     EXPECT_EQ(taken->create_revision, 40);
     EXPECT_EQ(prepared.take(served->key, value, 43, 40), nullptr);  // consumed
   }
-  {
-    auto ticket = prepared.add(served->key, &value, *tmpl);
-  }
+  { auto ticket = prepared.add(served->key, &value, *tmpl); }
   EXPECT_EQ(prepared.take(served->key, value, 44, 40), nullptr);  // withdrawn
+}
+
+namespace {
+
+// The Endpoints subsets of default/kubernetes as "address:port" strings, sorted.
+std::vector<std::string> kubernetesEndpoints(Env& e) {
+  std::vector<std::string> out;
+  auto ep = e.store("", "endpoints").get("default", "kubernetes");
+  if (!ep.ok()) return out;
+  json::Document d = obj(ep.value());
+  for (const auto& subset : json::find(d, "subsets")->GetArray()) {
+    int64_t port = json::getInt(subset["ports"][0], "port").value_or(0);
+    for (const auto& a : subset["addresses"].GetArray())
+      out.push_back(std::string(json::getString(a, "ip")) + ":" + std::to_string(port));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST(ApiServerLeases, EndpointsListEveryLiveServerAndDropExpiredOnes) {
+  Env e;
+  ApiServerLeases a(*e.reg, {"127.0.0.1", 6443}, false, std::chrono::seconds(1));
+  ApiServerLeases b(*e.reg, {"127.0.0.2", 6443}, false, std::chrono::seconds(1));
+  ApiServerLeases c(*e.reg, {"127.0.0.1", 6444}, false, std::chrono::seconds(1));
+  ASSERT_TRUE(a.reconcile().ok());
+  EXPECT_EQ(kubernetesEndpoints(e), (std::vector<std::string>{"127.0.0.1:6443"}));
+  ASSERT_TRUE(b.reconcile().ok());
+  auto live = c.reconcile();
+  ASSERT_TRUE(live.ok());
+  EXPECT_EQ(live->size(), 3u);
+  EXPECT_EQ(kubernetesEndpoints(e),
+            (std::vector<std::string>{"127.0.0.1:6443", "127.0.0.1:6444", "127.0.0.2:6443"}));
+  // One EndpointSlice per port.
+  EXPECT_TRUE(e.store("discovery.k8s.io", "endpointslices").get("default", "kubernetes").ok());
+  EXPECT_TRUE(e.store("discovery.k8s.io", "endpointslices").get("default", "kubernetes-6444").ok());
+
+  // b and c stop renewing; a's next rounds drop them once their leases are older than the TTL.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  ASSERT_TRUE(a.reconcile().ok());
+  EXPECT_EQ(kubernetesEndpoints(e), (std::vector<std::string>{"127.0.0.1:6443"}));
+  EXPECT_FALSE(e.store("discovery.k8s.io", "endpointslices").get("default", "kubernetes-6444").ok());
+
+  // A server that stops cleanly takes itself out at once.
+  ASSERT_TRUE(b.reconcile().ok());
+  EXPECT_EQ(kubernetesEndpoints(e).size(), 2u);
+  b.release();
+  EXPECT_EQ(kubernetesEndpoints(e), (std::vector<std::string>{"127.0.0.1:6443"}));
+  // An unchanged set writes nothing.
+  int64_t rv = e.store("", "endpoints").get("default", "kubernetes").value()->mod_revision;
+  ASSERT_TRUE(a.reconcile().ok());
+  EXPECT_EQ(e.store("", "endpoints").get("default", "kubernetes").value()->mod_revision, rv);
+}
+
+TEST(ApiServerLeases, TheOnlyServerOfAnEmbeddedStoreDropsLeftoverLeasesAtOnce) {
+  Env e;
+  ApiServerLeases before(*e.reg, {"127.0.0.1", 40001}, false);
+  ASSERT_TRUE(before.reconcile().ok());
+  // Restarted on another port (SIGKILL: no release): the old lease is not waited for.
+  ApiServerLeases after(*e.reg, {"127.0.0.1", 40002}, true);
+  ASSERT_TRUE(after.reconcile().ok());
+  EXPECT_EQ(kubernetesEndpoints(e), (std::vector<std::string>{"127.0.0.1:40002"}));
 }

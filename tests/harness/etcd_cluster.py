@@ -1,0 +1,198 @@
+"""etcd for test clusters: Debian's etcd (3.4) members on free loopback ports, each with its
+data under a directory the caller owns, stopped by PID.
+
+storage_args(data_dir) gives the API server flags of the storage backend a test run uses:
+nothing (the embedded SQLite store), or, when SHEPHERD_ETCD_SERVERS is set, that etcd
+with a key prefix of its own per data directory (so servers restarted on the same data
+directory find their objects again, and no two test servers share keys).
+
+Command line (scripts/test.sh uses it for the etcd pass):
+  etcd_cluster.py serve --dir DIR [--members N] --endpoints-file FILE
+runs a cluster until SIGTERM/SIGINT and writes its client URLs, comma-separated, to FILE
+once every member is healthy.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+ETCD_BIN = "/usr/bin/etcd"
+STARTUP_TIMEOUT = 60.0
+
+
+def storage_args(data_dir):
+    servers = os.environ.get("SHEPHERD_ETCD_SERVERS", "")
+    if not servers:
+        return []
+    digest = hashlib.sha1(os.path.realpath(data_dir).encode()).hexdigest()[:16]
+    return ["--etcd-servers", servers, "--etcd-prefix", "/shepherd-test/" + digest]
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Member:
+    def __init__(self, name, directory):
+        self.name = name
+        self.dir = directory
+        self.client_port = _free_port()
+        self.peer_port = _free_port()
+        self.proc = None
+        self.log_path = os.path.join(directory, name + ".log")
+
+    @property
+    def client_url(self):
+        return "http://127.0.0.1:%d" % self.client_port
+
+    @property
+    def peer_url(self):
+        return "http://127.0.0.1:%d" % self.peer_port
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def healthy(self, timeout=2.0):
+        try:
+            with urllib.request.urlopen(self.client_url + "/health", timeout=timeout) as r:
+                return json.loads(r.read()).get("health") == "true"
+        except (OSError, ValueError):
+            return False
+
+    def status(self, timeout=2.0):
+        """etcd's /v3/maintenance/status answer (member id, leader id), or None."""
+        req = urllib.request.Request(self.client_url + "/v3/maintenance/status", data=b"{}",
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return json.loads(r.read())
+        except (OSError, ValueError):
+            return None
+
+    def is_leader(self):
+        st = self.status()
+        return bool(st) and st.get("leader") == st.get("header", {}).get("member_id")
+
+
+class EtcdCluster:
+    """`members` etcd members on loopback; start() returns once every one is healthy."""
+
+    def __init__(self, directory, members=1):
+        os.makedirs(directory, exist_ok=True)
+        self.dir = directory
+        self.members = [Member("m%d" % i, directory) for i in range(members)]
+        self._started_once = set()
+
+    @property
+    def endpoints(self):
+        return ",".join(m.client_url for m in self.members)
+
+    def _initial_cluster(self):
+        return ",".join("%s=%s" % (m.name, m.peer_url) for m in self.members)
+
+    def start_member(self, m):
+        assert not m.running(), m.name + " is running"
+        state = "existing" if m.name in self._started_once else "new"
+        self._started_once.add(m.name)
+        args = [ETCD_BIN, "--name", m.name, "--data-dir", os.path.join(self.dir, m.name + ".data"),
+                "--listen-client-urls", m.client_url, "--advertise-client-urls", m.client_url,
+                "--listen-peer-urls", m.peer_url, "--initial-advertise-peer-urls", m.peer_url,
+                "--initial-cluster", self._initial_cluster(), "--initial-cluster-state", state,
+                "--initial-cluster-token", "shepherd-test", "--enable-grpc-gateway=true",
+                "--experimental-watch-progress-notify-interval=1s", "--log-level=warn",
+                "--quota-backend-bytes=4294967296"]
+        with open(m.log_path, "ab") as log:
+            m.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def start(self):
+        for m in self.members:
+            self.start_member(m)
+        self.wait_healthy(self.members)
+        return self
+
+    def wait_healthy(self, members, timeout=STARTUP_TIMEOUT):
+        deadline = time.monotonic() + timeout
+        for m in members:
+            while not m.healthy():
+                if not m.running():
+                    raise RuntimeError("etcd member %s exited:\n%s" % (m.name, self.log_tail(m)))
+                if time.monotonic() > deadline:
+                    raise RuntimeError("etcd member %s not healthy after %ss:\n%s"
+                                       % (m.name, timeout, self.log_tail(m)))
+                time.sleep(0.1)
+
+    def leader(self, timeout=15.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for m in self.members:
+                if m.running() and m.is_leader():
+                    return m
+            time.sleep(0.1)
+        raise RuntimeError("no etcd leader after %ss" % timeout)
+
+    def kill_member(self, m, sig=signal.SIGKILL):
+        if m.running():
+            m.proc.send_signal(sig)
+            m.proc.wait(timeout=30)
+
+    def stop(self):
+        for m in self.members:
+            if m.running():
+                m.proc.terminate()
+        for m in self.members:
+            if m.proc is None:
+                continue
+            try:
+                m.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                m.proc.kill()
+                m.proc.wait()
+
+    def log_tail(self, m, limit=3000):
+        try:
+            with open(m.log_path, errors="replace") as f:
+                return f.read()[-limit:]
+        except OSError:
+            return "(no log)"
+
+
+def _serve(argv):
+    ap = argparse.ArgumentParser(prog="etcd_cluster.py serve")
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--members", type=int, default=1)
+    ap.add_argument("--endpoints-file", required=True)
+    args = ap.parse_args(argv)
+    cluster = EtcdCluster(args.dir, args.members)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+    try:
+        cluster.start()
+        tmp = args.endpoints_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(cluster.endpoints + "\n")
+        os.rename(tmp, args.endpoints_file)
+        while not stop:
+            if not all(m.running() for m in cluster.members):
+                print("etcd_cluster: a member exited", file=sys.stderr)
+                return 1
+            time.sleep(0.5)
+        return 0
+    finally:
+        cluster.stop()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] != "serve":
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(_serve(sys.argv[2:]))
