@@ -20,8 +20,8 @@ using namespace shepherd::bench;
 namespace {
 
 // Creates pods named prefix-i (i < count) at `connections`; returns the load result.
-LoadResult createPods(int port, const std::string& ns, const std::string& prefix, int64_t count, int connections,
-                      double max_seconds, bool with_nodes = false) {
+LoadResult createPods(int port, const std::string& ns, const std::string& prefix, int64_t count,
+                      int connections, double max_seconds, bool with_nodes = false) {
   LoadOptions o;
   o.port = port;
   o.connections = connections;
@@ -30,7 +30,8 @@ LoadResult createPods(int port, const std::string& ns, const std::string& prefix
   std::string target = "/api/v1/namespaces/" + ns + "/pods";
   return runLoad(o, [&](int64_t i) {
     std::string node = with_nodes ? "node-" + std::to_string(i % 100) : "";
-    return httpPost(target, podManifest(prefix + "-" + std::to_string(i), ns, "app-" + std::to_string(i % 10), node));
+    return httpPost(target,
+                    podManifest(prefix + "-" + std::to_string(i), ns, "app-" + std::to_string(i % 10), node));
   });
 }
 
@@ -50,6 +51,7 @@ LoadResult etcdPuts(int port, int64_t count, int connections, double max_seconds
 }
 
 int writes(const std::string& bin, int64_t per_level, const std::vector<int>& levels) {
+  std::printf("storage: %s\n", benchStorage().c_str());
   std::printf("pod JSON as sent: %zu bytes\n", podManifest("p-0-00000", "bench", "app-0").size());
   std::vector<std::pair<int, double>> shepherd_rates, etcd_rates;
   {
@@ -61,7 +63,8 @@ int writes(const std::string& bin, int64_t per_level, const std::vector<int>& le
       int64_t n = c == 1 ? std::min<int64_t>(per_level, 2000) : per_level;
       double cpu0 = cpuSeconds(api.pid()), self0 = cpuSeconds(getpid());
       auto r = createPods(api.port(), "bench", "p" + std::to_string(c), n, c, 60);
-      std::printf("shepherd creates  conns=%3d  %s  server %.0f us/req, load generator %.0f us/req\n", c, r.summary().c_str(),
+      std::printf("shepherd creates  conns=%3d  %s  server %.0f us/req, load generator %.0f us/req\n", c,
+                  r.summary().c_str(),
                   (cpuSeconds(api.pid()) - cpu0) * 1e6 / std::max<int64_t>(r.answered, 1),
                   (cpuSeconds(getpid()) - self0) * 1e6 / std::max<int64_t>(r.answered, 1));
       shepherd_rates.push_back({c, r.perSecond()});
@@ -85,8 +88,9 @@ int writes(const std::string& bin, int64_t per_level, const std::vector<int>& le
   std::string line = "SUMMARY writes:";
   for (size_t i = 0; i < levels.size(); ++i) {
     char part[160];
-    std::snprintf(part, sizeof part, " c%d %.0f/s (etcd %.0f/s, ratio %.2f);", levels[i], shepherd_rates[i].second,
-                  etcd_rates[i].second, etcd_rates[i].second > 0 ? shepherd_rates[i].second / etcd_rates[i].second : 0);
+    std::snprintf(part, sizeof part, " c%d %.0f/s (etcd %.0f/s, ratio %.2f);", levels[i],
+                  shepherd_rates[i].second, etcd_rates[i].second,
+                  etcd_rates[i].second > 0 ? shepherd_rates[i].second / etcd_rates[i].second : 0);
     line += part;
   }
   std::printf("%s\n", line.c_str());
@@ -106,28 +110,35 @@ int reads(const std::string& bin, int pods) {
   o.requests = 300000;
   o.max_seconds = 10;
   double cpu0 = cpuSeconds(api.pid()), self0 = cpuSeconds(getpid());
-  auto get = runLoad(o, [](int64_t i) { return httpGet("/api/v1/namespaces/bench/pods/r-" + std::to_string(i % 1000)); });
-  std::printf("GET one pod      conns=64  %s  server %.0f us/req, load generator %.0f us/req\n", get.summary().c_str(),
+  auto get = runLoad(
+      o, [](int64_t i) { return httpGet("/api/v1/namespaces/bench/pods/r-" + std::to_string(i % 1000)); });
+  std::printf("GET one pod      conns=64  %s  server %.0f us/req, load generator %.0f us/req\n",
+              get.summary().c_str(),
               (cpuSeconds(api.pid()) - cpu0) * 1e6 / std::max<int64_t>(get.answered, 1),
               (cpuSeconds(getpid()) - self0) * 1e6 / std::max<int64_t>(get.answered, 1));
 
   auto listJson = sequentialGets(api.port(), "/api/v1/namespaces/bench/pods", "application/json", 20);
-  std::printf("LIST %d pods JSON   %.1f ms median (%.1f MB per answer)  %s\n", pods, percentile(listJson.latencies_ms, 50),
+  std::printf("LIST %d pods JSON   %.1f ms median (%.1f MB per answer)  %s\n", pods,
+              percentile(listJson.latencies_ms, 50),
               static_cast<double>(listJson.response_bytes) / std::max<int64_t>(listJson.answered, 1) / 1e6,
               listJson.summary().c_str());
-  auto listTable = sequentialGets(
-      api.port(), "/api/v1/namespaces/bench/pods", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", 20);
+  auto listTable = sequentialGets(api.port(), "/api/v1/namespaces/bench/pods",
+                                  "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", 20);
   std::printf("LIST %d pods Table  %.1f ms median  %s\n", pods, percentile(listTable.latencies_ms, 50),
               listTable.summary().c_str());
-  auto listLabel = sequentialGets(api.port(), "/api/v1/namespaces/bench/pods?labelSelector=app%3Dapp-3", "application/json", 50);
+  auto listLabel = sequentialGets(api.port(), "/api/v1/namespaces/bench/pods?labelSelector=app%3Dapp-3",
+                                  "application/json", 50);
   std::printf("LIST labelSelector app=app-3 (%d pods)  %.2f ms median  %s\n", pods / 10,
               percentile(listLabel.latencies_ms, 50), listLabel.summary().c_str());
-  auto listField = sequentialGets(api.port(), "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-7", "application/json", 50);
+  auto listField =
+      sequentialGets(api.port(), "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-7", "application/json", 50);
   std::printf("LIST fieldSelector spec.nodeName=node-7 (%d pods)  %.2f ms median  %s\n", pods / 100,
               percentile(listField.latencies_ms, 50), listField.summary().c_str());
-  std::printf("SUMMARY reads: GET %.0f/s at 64 conns; LIST %d pods JSON %.1f ms, Table %.1f ms; label %.2f ms; field %.2f ms\n",
-              get.perSecond(), pods, percentile(listJson.latencies_ms, 50), percentile(listTable.latencies_ms, 50),
-              percentile(listLabel.latencies_ms, 50), percentile(listField.latencies_ms, 50));
+  std::printf(
+      "SUMMARY reads: GET %.0f/s at 64 conns; LIST %d pods JSON %.1f ms, Table %.1f ms; label %.2f ms; field "
+      "%.2f ms\n",
+      get.perSecond(), pods, percentile(listJson.latencies_ms, 50), percentile(listTable.latencies_ms, 50),
+      percentile(listLabel.latencies_ms, 50), percentile(listField.latencies_ms, 50));
   return 0;
 }
 

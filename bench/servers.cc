@@ -40,8 +40,19 @@ bool waitForHttp200(int port, const std::string& target, int timeout_ms) {
   return false;
 }
 
+std::string benchStorage() {
+  const char* s = std::getenv("SHEPHERD_BENCH_STORAGE");
+  return s && std::string(s) == "etcd" ? "etcd" : "sqlite";
+}
+
 ApiServer::ApiServer(const std::string& bin_dir, const std::string& dir, std::vector<std::string> extra_flags)
     : bin_(bin_dir), dir_(dir), flags_(std::move(extra_flags)) {
+  if (benchStorage() == "etcd") {
+    std::filesystem::create_directories(dir_ + "/backend");
+    backend_ = std::make_unique<EtcdServer>(dir_ + "/backend");
+    if (!backend_->ok()) return;
+    flags_.push_back("--etcd-servers=http://127.0.0.1:" + std::to_string(backend_->port()));
+  }
   start();
 }
 

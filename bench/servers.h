@@ -22,6 +22,10 @@ class TempDir {
   std::string path_;
 };
 
+class EtcdServer;
+
+// With SHEPHERD_BENCH_STORAGE=etcd in the environment, the API server keeps its objects in
+// an etcd of its own (a single member in DIR/backend) instead of the embedded store.
 class ApiServer {
  public:
   // extra_flags are appended to the defaults (plain HTTP on loopback, AlwaysAllow).
@@ -33,6 +37,8 @@ class ApiServer {
   pid_t pid() const { return process_ ? process_->pid() : -1; }
   bool ok() const { return port_ > 0; }
   void stop() { process_.reset(); }
+  // "etcd" or "sqlite".
+  const char* storage() const { return backend_ ? "etcd" : "sqlite"; }
   // Creates namespace `ns`; false unless the server answered 201.
   bool createNamespace(const std::string& ns) const;
 
@@ -40,6 +46,7 @@ class ApiServer {
   double start();
   std::string bin_, dir_;
   std::vector<std::string> flags_;
+  std::unique_ptr<EtcdServer> backend_;  // declared first: stopped after the API server
   std::unique_ptr<Process> process_;
   int port_ = 0;
 };
@@ -55,6 +62,9 @@ class EtcdServer {
   std::unique_ptr<Process> process_;
   int port_ = 0;
 };
+
+// "etcd" when SHEPHERD_BENCH_STORAGE=etcd, else "sqlite".
+std::string benchStorage();
 
 // A TCP port that was free a moment ago (bound to port 0, then closed).
 int freePort();

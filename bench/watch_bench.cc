@@ -48,7 +48,8 @@ class NameScanner {
       size_t pos = 0;
       while ((pos = joined.find(kPattern, pos)) != std::string::npos && pos < carry_.size()) {
         size_t end = joined.find('"', pos + kPattern.size());
-        if (end != std::string::npos && end >= carry_.size()) found(std::atoll(joined.c_str() + pos + kPattern.size()));
+        if (end != std::string::npos && end >= carry_.size())
+          found(std::atoll(joined.c_str() + pos + kPattern.size()));
         pos += 1;
       }
     }
@@ -130,8 +131,9 @@ int main(int argc, char** argv) {
   std::vector<Watcher> ws(static_cast<size_t>(watchers));
   for (int k = 0; k < watchers; ++k)
     ws[static_cast<size_t>(k)].target =
-        byNode ? "/api/v1/namespaces/bench/pods?watch=1&fieldSelector=spec.nodeName%3Dnode-" + std::to_string(k)
-               : "/api/v1/namespaces/bench/pods?watch=1";
+        byNode
+            ? "/api/v1/namespaces/bench/pods?watch=1&fieldSelector=spec.nodeName%3Dnode-" + std::to_string(k)
+            : "/api/v1/namespaces/bench/pods?watch=1";
   bool stop = false;
   asio::io_context io(1);
   tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), static_cast<uint16_t>(api.port()));
@@ -147,8 +149,11 @@ int main(int argc, char** argv) {
     return r;
   };
   int ready = 0;
-  while ((ready = countReady()) < watchers && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::printf("%d/%d watches open (%s)\n", ready, watchers, byNode ? "one node's pods each" : "all pods each");
+  while ((ready = countReady()) < watchers && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::printf("storage: %s\n", benchStorage().c_str());
+  std::printf("%d/%d watches open (%s)\n", ready, watchers,
+              byNode ? "one node's pods each" : "all pods each");
 
   std::vector<Clock::time_point> answered(static_cast<size_t>(writes));
   std::vector<char> ok(static_cast<size_t>(writes), 0);
@@ -162,8 +167,8 @@ int main(int argc, char** argv) {
       o,
       [&](int64_t i) {
         std::string node = byNode ? "node-" + std::to_string(i % watchers) : "";
-        return httpPost("/api/v1/namespaces/bench/pods",
-                        podManifest("w-" + std::to_string(i), "bench", "app-" + std::to_string(i % 10), node));
+        return httpPost("/api/v1/namespaces/bench/pods", podManifest("w-" + std::to_string(i), "bench",
+                                                                     "app-" + std::to_string(i % 10), node));
       },
       [&](int64_t i, int status, Clock::time_point at) {
         answered[static_cast<size_t>(i)] = at;
@@ -175,7 +180,8 @@ int main(int argc, char** argv) {
   int64_t expected = 0;
   for (int64_t i = 0; i < writes; ++i) expected += ok[static_cast<size_t>(i)] ? (byNode ? 1 : watchers) : 0;
   auto drainEnd = Clock::now() + std::chrono::seconds(10);
-  while (deliveredCount.load() < expected && Clock::now() < drainEnd) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (deliveredCount.load() < expected && Clock::now() < drainEnd)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   double serverCpu = cpuSeconds(api.pid()) - cpu0;
   long serverRss = rssKb(api.pid());
   stop = true;
@@ -194,11 +200,16 @@ int main(int argc, char** argv) {
         lat.push_back(std::max(0.0, ms(at - answered[static_cast<size_t>(i)])));
   }
   int64_t missed = expected - static_cast<int64_t>(lat.size());
-  std::printf("deliveries: %zu of %lld expected (missed %lld), watchers failed %d, %.1f MB read by watchers\n", lat.size(),
-              static_cast<long long>(expected), static_cast<long long>(missed), failed, static_cast<double>(bytes) / 1e6);
-  std::printf("delivery latency: p50 %.1f ms, p99 %.1f ms, max %.1f ms; server cpu %.1f s over the run, rss %ld MiB\n",
-              percentile(lat, 50), percentile(lat, 99), percentile(lat, 100), serverCpu, serverRss / 1024);
-  std::printf("SUMMARY watch: %d watchers (%s), %d writes/s for %d s: p50 %.1f ms p99 %.1f ms, missed %lld\n", watchers,
-              mode.c_str(), rate, seconds, percentile(lat, 50), percentile(lat, 99), static_cast<long long>(missed));
+  std::printf(
+      "deliveries: %zu of %lld expected (missed %lld), watchers failed %d, %.1f MB read by watchers\n",
+      lat.size(), static_cast<long long>(expected), static_cast<long long>(missed), failed,
+      static_cast<double>(bytes) / 1e6);
+  std::printf(
+      "delivery latency: p50 %.1f ms, p99 %.1f ms, max %.1f ms; server cpu %.1f s over the run, rss %ld "
+      "MiB\n",
+      percentile(lat, 50), percentile(lat, 99), percentile(lat, 100), serverCpu, serverRss / 1024);
+  std::printf("SUMMARY watch: %d watchers (%s), %d writes/s for %d s: p50 %.1f ms p99 %.1f ms, missed %lld\n",
+              watchers, mode.c_str(), rate, seconds, percentile(lat, 50), percentile(lat, 99),
+              static_cast<long long>(missed));
   return 0;
 }

@@ -105,6 +105,17 @@ std::string ApiServerLeases::key(const ApiServerEndpoint& e) const {
 }
 
 Result<std::vector<ApiServerEndpoint>> ApiServerLeases::reconcile() {
+  if (exclusive_) {
+    // The only server: no lease to renew (no periodic writes, so watchers of the embedded
+    // store see only their own revisions); leftovers of other runs go.
+    storage::ListRequest req;
+    req.prefix = kLeasePrefix;
+    if (auto leases = storage_.list(req); leases.ok())
+      for (const storage::KeyValue& kv : leases.value.kvs) (void)storage_.remove(kv.key, kv.mod_revision);
+    std::vector<ApiServerEndpoint> live{self_};
+    if (auto st = writeEndpoints(live); !st) return st.error();
+    return live;
+  }
   int64_t now = wallSeconds();
   std::string mine = R"({"address":)" + quoted(self_.address) + R"(,"port":)" + std::to_string(self_.port) +
                      R"(,"renewTime":)" + std::to_string(now) + "}";
@@ -130,8 +141,7 @@ Result<std::vector<ApiServerEndpoint>> ApiServerLeases::reconcile() {
       e.port = static_cast<int>(json::getInt(d, "port").value_or(0));
       renewed = json::getInt(d, "renewTime").value_or(0);
     }
-    bool self = kv.key == key(self_);
-    bool expired = renewed + ttl_.count() < now || (exclusive_ && !self) || e.address.empty() || e.port <= 0;
+    bool expired = renewed + ttl_.count() < now || e.address.empty() || e.port <= 0;
     if (!expired) {
       live.push_back(std::move(e));
       continue;
@@ -146,6 +156,7 @@ Result<std::vector<ApiServerEndpoint>> ApiServerLeases::reconcile() {
 }
 
 void ApiServerLeases::release() {
+  if (exclusive_) return;  // no lease; the endpoints stay as they are (upstream keeps the last)
   auto cur = storage_.get(key(self_));
   if (cur.ok()) (void)storage_.remove(key(self_), cur.value.mod_revision);
   storage::ListRequest req;

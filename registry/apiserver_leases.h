@@ -29,8 +29,8 @@ struct ApiServerEndpoint {
 // Thread-safety: reconcile() and release() must not run concurrently (one caller thread).
 class ApiServerLeases {
  public:
-  // `exclusive`: this server is the only one (the embedded store), so every other lease is
-  // left over from an earlier run and is dropped at once.
+  // `exclusive`: this server is the only one (the embedded store): it keeps no lease (no
+  // periodic writes), drops any left over, and default/kubernetes lists just itself.
   ApiServerLeases(Registry& registry, ApiServerEndpoint self, bool exclusive,
                   std::chrono::seconds ttl = std::chrono::seconds(15));
 

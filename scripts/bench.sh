@@ -5,14 +5,17 @@
 # on 2 cores.
 #   scripts/bench.sh                 all benchmarks, three runs each
 #   scripts/bench.sh writes          one of: writes, reads, watch, footprint, scheduler, pod-startup,
-#                                    simulation; watch-bandwidth (not in the default run)
+#                                    etcd (creates and per-node watches with the API server on
+#                                    etcd), simulation; etcd-transport, watch-bandwidth (not in
+#                                    the default run)
 #   RUNS=1 scripts/bench.sh ...      fewer runs (the simulation, ~6 minutes, runs once)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
 # Only what the benchmarks run (not the test binaries): a fresh machine builds less.
 ./scripts/build.sh shepherd-apiserver shepherd-scheduler shepherd-controller-manager kubelet-lite \
-  api_bench watch_bench footprint_bench scheduler_bench pod_startup_bench cluster_sim_bench
+  api_bench watch_bench footprint_bench scheduler_bench pod_startup_bench cluster_sim_bench \
+  etcd_transport_bench
 which=${1:-all}
 runs=${RUNS:-3}
 bin=./build/cmd
@@ -42,6 +45,15 @@ for run in $(seq 1 "$runs"); do
     ./build/bench/watch_bench "$bin" 100 1000 5 all
     echo "=== watch fan-out: 1,000 watchers on all pods, 100 writes/s"
     ./build/bench/watch_bench "$bin" 1000 100 10 all
+  fi
+  if want etcd; then
+    echo "=== on etcd: pod creates at 1/16/64/256 connections, then 1,000 per-node watchers at 1,000 writes/s"
+    SHEPHERD_BENCH_STORAGE=etcd ./build/bench/api_bench "$bin" writes 20000 1,16,64,256
+    SHEPHERD_BENCH_STORAGE=etcd ./build/bench/watch_bench "$bin" 1000 1000 10 node
+  fi
+  if [ "$which" = etcd-transport ]; then
+    echo "=== etcd transports: the JSON gateway (libcurl) and gRPC, puts and ranges at 1/16/64 connections"
+    ./build/bench/etcd_transport_bench --transports=gateway,grpc,grpc-shared
   fi
   if want footprint; then
     echo "=== footprint: RSS at 0/10k/100k/150k pods, restart with 150k"

@@ -42,21 +42,31 @@ def _free_port():
 
 
 class Member:
-    def __init__(self, name, directory):
+    """One member: on loopback with free ports, or in a test host's network namespace
+    (netns_hosts.NetnsHosts) with its client and peer addresses there."""
+
+    def __init__(self, name, directory, hosts=None, index=0):
         self.name = name
         self.dir = directory
-        self.client_port = _free_port()
-        self.peer_port = _free_port()
         self.proc = None
         self.log_path = os.path.join(directory, name + ".log")
+        if hosts is None:
+            self.client_host = self.peer_host = "127.0.0.1"
+            self.client_port = _free_port()
+            self.peer_port = _free_port()
+            self.exec_prefix = []
+        else:  # a namespace of its own: the ports are free there
+            self.client_host, self.peer_host = hosts.client_ip(index), hosts.peer_ip(index)
+            self.client_port, self.peer_port = 2379, 2380
+            self.exec_prefix = hosts.exec_prefix(index)
 
     @property
     def client_url(self):
-        return "http://127.0.0.1:%d" % self.client_port
+        return "http://%s:%d" % (self.client_host, self.client_port)
 
     @property
     def peer_url(self):
-        return "http://127.0.0.1:%d" % self.peer_port
+        return "http://%s:%d" % (self.peer_host, self.peer_port)
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None
@@ -86,10 +96,10 @@ class Member:
 class EtcdCluster:
     """`members` etcd members on loopback; start() returns once every one is healthy."""
 
-    def __init__(self, directory, members=1):
+    def __init__(self, directory, members=1, hosts=None):
         os.makedirs(directory, exist_ok=True)
         self.dir = directory
-        self.members = [Member("m%d" % i, directory) for i in range(members)]
+        self.members = [Member("m%d" % i, directory, hosts, i) for i in range(members)]
         self._started_once = set()
 
     @property
@@ -103,7 +113,7 @@ class EtcdCluster:
         assert not m.running(), m.name + " is running"
         state = "existing" if m.name in self._started_once else "new"
         self._started_once.add(m.name)
-        args = [ETCD_BIN, "--name", m.name, "--data-dir", os.path.join(self.dir, m.name + ".data"),
+        args = m.exec_prefix + [ETCD_BIN, "--name", m.name, "--data-dir", os.path.join(self.dir, m.name + ".data"),
                 "--listen-client-urls", m.client_url, "--advertise-client-urls", m.client_url,
                 "--listen-peer-urls", m.peer_url, "--initial-advertise-peer-urls", m.peer_url,
                 "--initial-cluster", self._initial_cluster(), "--initial-cluster-state", state,

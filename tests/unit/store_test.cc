@@ -472,4 +472,11 @@ TEST(ApiServerLeases, TheOnlyServerOfAnEmbeddedStoreDropsLeftoverLeasesAtOnce) {
   ApiServerLeases after(*e.reg, {"127.0.0.1", 40002}, true);
   ASSERT_TRUE(after.reconcile().ok());
   EXPECT_EQ(kubernetesEndpoints(e), (std::vector<std::string>{"127.0.0.1:40002"}));
+  // It writes nothing periodically: no lease of its own, and a second round is a no-op.
+  storage::ListRequest leases;
+  leases.prefix = "/registry/masterleases/";
+  EXPECT_TRUE(e.storage->list(leases).value.kvs.empty());
+  int64_t rev = e.storage->currentRevision();
+  ASSERT_TRUE(after.reconcile().ok());
+  EXPECT_EQ(e.storage->currentRevision(), rev);
 }
