@@ -52,7 +52,7 @@ struct EtcdOptions {
   int request_timeout_ms = 10000;
   // Events kept for watches that start at a past revision (bytes of keys and values).
   size_t watch_buffer_bytes = 32u << 20;
-  // TLS for https endpoints: handed to libcurl as is.
+  // TLS for https endpoints (CA, client certificate and key), handed to libcurl.
   std::string ca_file;
   std::string cert_file;
   std::string key_file;

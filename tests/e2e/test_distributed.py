@@ -3,6 +3,7 @@ one is read, listed and watched through the other at once, and default/kubernete
 every live server. Each test starts its own etcd; it runs in both passes of the suite."""
 
 import json
+import os
 import threading
 import time
 import urllib.request
@@ -108,3 +109,70 @@ def test_default_kubernetes_lists_every_live_api_server(two_servers):
     assert status == 200
     ports = sorted(s["ports"][0]["port"] for s in slices["items"])
     assert ports == sorted([a.port, b.port])
+
+
+def test_api_server_reaches_etcd_over_tls_with_a_client_certificate(tmp_path):
+    """etcd serving HTTPS and requiring client certificates: --etcd-cafile/--etcd-certfile/
+    --etcd-keyfile get the API server in; without the client certificate it cannot start."""
+    import subprocess
+    from conftest import SERVER_BIN, ShepherdServer
+    import etcd_cluster
+
+    d = str(tmp_path)
+
+    def openssl(*args):
+        subprocess.run(["openssl"] + list(args), check=True, capture_output=True, cwd=d)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
+            "-days", "2", "-subj", "/CN=etcd-test-ca")
+    with open(os.path.join(d, "san"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    for name, subj, ext in (("server", "/CN=etcd", ["-extfile", "san"]), ("client", "/O=shepherd", [])):
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".csr", "-subj", subj)
+        openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                "-out", name + ".crt", "-days", "2", *ext)
+    client_port, peer_port = etcd_cluster._free_port(), etcd_cluster._free_port()
+    url = "https://127.0.0.1:%d" % client_port
+    peer = "http://127.0.0.1:%d" % peer_port
+    with open(os.path.join(d, "etcd.log"), "wb") as log:
+        etcd = subprocess.Popen([etcd_cluster.ETCD_BIN, "--name", "t", "--data-dir", os.path.join(d, "etcd"),
+                                 "--listen-client-urls", url, "--advertise-client-urls", url,
+                                 "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                                 "--initial-cluster", "t=" + peer, "--cert-file", os.path.join(d, "server.crt"),
+                                 "--key-file", os.path.join(d, "server.key"),
+                                 "--trusted-ca-file", os.path.join(d, "ca.crt"), "--client-cert-auth",
+                                 "--log-level", "warn"], stdout=log, stderr=subprocess.STDOUT)
+    srv = None
+    try:
+        ca = ["--etcd-servers", url, "--etcd-cafile", os.path.join(d, "ca.crt")]
+        # etcd answers a client that has the certificate...
+        import ssl
+        ctx = ssl.create_default_context(cafile=os.path.join(d, "ca.crt"))
+        ctx.load_cert_chain(os.path.join(d, "client.crt"), os.path.join(d, "client.key"))
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/health", timeout=2, context=ctx) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        # ...and refuses the handshake without it: the API server says so and exits.
+        refused = subprocess.run([SERVER_BIN, "--data-dir", os.path.join(d, "nocert"), "--port", "0",
+                                  "--plain-http"] + ca, capture_output=True, text=True, timeout=60)
+        assert refused.returncode != 0 and "cannot reach etcd" in refused.stderr, refused.stderr
+        os.makedirs(os.path.join(d, "api"))
+        srv = ShepherdServer(os.path.join(d, "api"), tls=False, extra_args=ca + [
+            "--etcd-certfile", os.path.join(d, "client.crt"), "--etcd-keyfile", os.path.join(d, "client.key")])
+        srv.start()
+        status, _, made = srv.api.post("/api/v1/namespaces/default/configmaps", cm("over-tls", "v"))
+        assert status == 201, made
+        status, _, got = srv.api.get("/api/v1/namespaces/default/configmaps/over-tls")
+        assert status == 200 and got["data"] == {"v": "v"}, got
+    finally:
+        if srv:
+            srv.stop()
+        etcd.terminate()
+        etcd.wait(15)
