@@ -90,6 +90,17 @@ Status put(Store* store, const std::string& name, const std::string& body,
   return okStatus();
 }
 
+// A stored lease: the server and its last renewal (wall-clock seconds); false if malformed.
+bool parseLease(const std::string& value, ApiServerEndpoint& e, int64_t& renewed) {
+  json::Document d;
+  d.Parse(value.data(), value.size());
+  if (d.HasParseError() || !d.IsObject()) return false;
+  e.address = std::string(json::getString(d, "address"));
+  e.port = static_cast<int>(json::getInt(d, "port").value_or(0));
+  renewed = json::getInt(d, "renewTime").value_or(0);
+  return !e.address.empty() && e.port > 0;
+}
+
 }  // namespace
 
 ApiServerLeases::ApiServerLeases(Registry& registry, ApiServerEndpoint self, bool exclusive,
@@ -132,16 +143,9 @@ Result<std::vector<ApiServerEndpoint>> ApiServerLeases::reconcile() {
   if (!leases.ok()) return ApiError::unavailable("listing API server leases: " + leases.message);
   std::vector<ApiServerEndpoint> live;
   for (const storage::KeyValue& kv : leases.value.kvs) {
-    json::Document d;
-    d.Parse(kv.value.data(), kv.value.size());
     ApiServerEndpoint e;
     int64_t renewed = 0;
-    if (!d.HasParseError() && d.IsObject()) {
-      e.address = std::string(json::getString(d, "address"));
-      e.port = static_cast<int>(json::getInt(d, "port").value_or(0));
-      renewed = json::getInt(d, "renewTime").value_or(0);
-    }
-    bool expired = renewed + ttl_.count() < now || e.address.empty() || e.port <= 0;
+    bool expired = !parseLease(kv.value, e, renewed) || renewed + ttl_.count() < now;
     if (!expired) {
       live.push_back(std::move(e));
       continue;
@@ -166,12 +170,9 @@ void ApiServerLeases::release() {
   std::vector<ApiServerEndpoint> rest;
   int64_t now = wallSeconds();
   for (const storage::KeyValue& kv : leases.value.kvs) {
-    json::Document d;
-    d.Parse(kv.value.data(), kv.value.size());
-    if (d.HasParseError() || !d.IsObject()) continue;
-    if (json::getInt(d, "renewTime").value_or(0) + ttl_.count() < now) continue;
-    rest.push_back(
-        {std::string(json::getString(d, "address")), static_cast<int>(json::getInt(d, "port").value_or(0))});
+    ApiServerEndpoint e;
+    int64_t renewed = 0;
+    if (parseLease(kv.value, e, renewed) && renewed + ttl_.count() >= now) rest.push_back(std::move(e));
   }
   std::sort(rest.begin(), rest.end());
   // With no server left, the last one's address stays (upstream keeps it too).

@@ -1016,38 +1016,52 @@ void EtcdStorage::fanOut(const std::vector<Event>& events, int64_t revision) {
     targets = subs_;
     ++hand_outs_started_;
   }
-  static const std::vector<Event> kNone;
   std::vector<Event> some;
   for (const SubPtr& sub : targets) {
     if (sub->removed.load() || revision <= sub->last) continue;
-    const std::string& p = sub->prefix;
-    size_t matching = 0;
-    for (const Event& e : events) matching += e.kv.key.compare(0, p.size(), p) == 0;
-    const std::vector<Event>* mine = &events;
-    if (matching == 0) {
-      mine = &kNone;
-    } else if (matching < events.size()) {
-      some.clear();
-      for (const Event& e : events)
-        if (e.kv.key.compare(0, p.size(), p) == 0) some.push_back(e);
-      mine = &some;
-    }
-    // An exception must not unwind into libcurl: it ends this watch only.
-    try {
-      sub->callback(*mine, revision);
-    } catch (const std::exception& ex) {
-      LOG_ERROR("etcd watch of " << p << ": callback threw: " << ex.what() << "; it delivers nothing more");
-      sub->removed.store(true);
-    } catch (...) {
-      LOG_ERROR("etcd watch of " << p << ": callback threw; it delivers nothing more");
-      sub->removed.store(true);
-    }
-    sub->last = revision;
+    handTo(*sub, events, revision, some);
   }
   std::lock_guard<std::mutex> g(wmu_);
   delivered_ = std::max(delivered_, revision);
   ++hand_outs_finished_;
   wcv_.notify_all();
+}
+
+namespace {
+
+bool under(const Event& e, const std::string& prefix) {
+  return e.kv.key.compare(0, prefix.size(), prefix) == 0;
+}
+
+}  // namespace
+
+// Passes one revision to one watch: its own events only (scratch holds them when only some
+// match). A callback that throws ends that watch only: it must not unwind into libcurl.
+void EtcdStorage::handTo(Subscriber& sub, const std::vector<Event>& events, int64_t revision,
+                         std::vector<Event>& scratch) {
+  static const std::vector<Event> kNone;
+  size_t matching = 0;
+  for (const Event& e : events) matching += under(e, sub.prefix);
+  const std::vector<Event>* mine = &events;
+  if (matching == 0) {
+    mine = &kNone;
+  } else if (matching < events.size()) {
+    scratch.clear();
+    for (const Event& e : events)
+      if (under(e, sub.prefix)) scratch.push_back(e);
+    mine = &scratch;
+  }
+  try {
+    sub.callback(*mine, revision);
+  } catch (const std::exception& ex) {
+    LOG_ERROR("etcd watch of " << sub.prefix << ": callback threw: " << ex.what()
+                               << "; it delivers nothing more");
+    sub.removed.store(true);
+  } catch (...) {
+    LOG_ERROR("etcd watch of " << sub.prefix << ": callback threw; it delivers nothing more");
+    sub.removed.store(true);
+  }
+  sub.last = revision;
 }
 
 bool EtcdStorage::serviceJoins(WatchState& hub) {
@@ -1079,31 +1093,16 @@ bool EtcdStorage::serviceJoins(WatchState& hub) {
     replay.assign(buffer_.begin(), buffer_.end());
     ++hand_outs_started_;
   }
+  std::vector<Event> scratch;
   for (const SubPtr& j : joins) {
-    const std::string& p = j->prefix;
+    // Only the buffered revisions with this watch's events, then where the hub is.
     for (const Batch& b : replay) {
       if (b.revision <= j->last || j->removed.load()) continue;
-      std::vector<Event> mine;
-      for (const Event& e : *b.events)
-        if (e.kv.key.compare(0, p.size(), p) == 0) mine.push_back(e);
-      if (mine.empty()) continue;
-      try {
-        j->callback(mine, b.revision);
-      } catch (...) {
-        LOG_ERROR("etcd watch of " << p << ": callback threw; it delivers nothing more");
-        j->removed.store(true);
-      }
-      j->last = b.revision;
+      if (std::any_of(b.events->begin(), b.events->end(),
+                      [&](const Event& e) { return under(e, j->prefix); }))
+        handTo(*j, *b.events, b.revision, scratch);
     }
-    if (reached > j->last && !j->removed.load()) {
-      try {
-        j->callback({}, reached);
-      } catch (...) {
-        LOG_ERROR("etcd watch of " << p << ": callback threw; it delivers nothing more");
-        j->removed.store(true);
-      }
-      j->last = reached;
-    }
+    if (reached > j->last && !j->removed.load()) handTo(*j, {}, reached, scratch);
   }
   std::lock_guard<std::mutex> g(wmu_);
   for (SubPtr& j : joins) {

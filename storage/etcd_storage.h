@@ -116,6 +116,8 @@ class EtcdStorage final : public Storage {
                       std::string& message);
   void markCreated(etcd_internal::WatchState& w);
   void fanOut(const std::vector<Event>& events, int64_t revision);
+  void handTo(etcd_internal::Subscriber& sub, const std::vector<Event>& events, int64_t revision,
+              std::vector<Event>& scratch);
   // Replays the buffer to joining watches; true when one starts before the buffer, and the
   // hub must stream again from hub.last (already set).
   bool serviceJoins(etcd_internal::WatchState& hub);

@@ -193,6 +193,8 @@ void WatchCache::onBatch(const std::vector<storage::Event>& events, int64_t revi
 }
 
 bool WatchCache::waitForRevision(int64_t revision, std::chrono::milliseconds timeout) const {
+  // Every GET and LIST asks; almost always the cache is there already: no lock then.
+  if (published_revision_.load(std::memory_order_acquire) >= revision) return true;
   std::unique_lock<std::mutex> lk(rev_mu_);
   return rev_cv_.wait_for(lk, timeout,
                           [&] { return published_revision_.load(std::memory_order_acquire) >= revision; });
