@@ -35,7 +35,7 @@ Catalog::Catalog() {
   // clang-format off
   std::vector<Spec> specs = {
       {"", "v1", "Namespace", "namespaces", "namespace", {"ns"}, false, false, {"finalize", "status"}, false, true, "/registry/namespaces/", core + "Namespace", namespaceStrategy()},
-      {"", "v1", "Pod", "pods", "pod", {"po"}, true, true, {"binding", "log", "status"}, true, true, "/registry/pods/", core + "Pod", podStrategy()},
+      {"", "v1", "Pod", "pods", "pod", {"po"}, true, true, {"attach", "binding", "exec", "log", "portforward", "status"}, true, true, "/registry/pods/", core + "Pod", podStrategy()},
       {"", "v1", "Node", "nodes", "node", {"no"}, false, false, {"status"}, false, false, "/registry/minions/", core + "Node", nodeStrategy()},
       {"", "v1", "Event", "events", "event", {"ev"}, false, true, {}, false, false, "/registry/events/", core + "Event", coreEventStrategy()},
       {"", "v1", "ConfigMap", "configmaps", "configmap", {"cm"}, false, true, {}, false, false, "/registry/configmaps/", core + "ConfigMap", configMapStrategy()},

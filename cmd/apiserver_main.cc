@@ -300,6 +300,9 @@ int main(int argc, char** argv) {
   flags.define("kubelet-client-certificate", "",
                "Client certificate for kubelet connections (default CERT-DIR/apiserver-kubelet-client.crt).");
   flags.define("kubelet-client-key", "", "Key of --kubelet-client-certificate.");
+  flags.define("streaming-connection-idle-timeout", "4h",
+               "Exec, attach and port-forward sessions through this server with no data either way for this "
+               "long are closed (0: never; as the kubelet's flag of the same name).");
   flags.define("kubelet-certificate-authority", "",
                "CA that kubelets' serving certificates must chain to (default: not verified, as upstream).");
   flags.define(
@@ -410,6 +413,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  auto streamIdle = clock::parseDuration(flags.get("streaming-connection-idle-timeout"));
+  if (!streamIdle) {
+    std::fprintf(stderr, "shepherd-apiserver: invalid --streaming-connection-idle-timeout\n");
+    return 2;
+  }
+  ho.streaming_idle_timeout_seconds =
+      static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(*streamIdle).count());
   auth::AuthenticatorOptions ao;
   ao.anonymous = flags.getBool("anonymous-auth");
   ao.token_file = flags.get("token-auth-file");

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "client/kubeconfig.h"
+#include "common/clock.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "common/signals.h"
@@ -117,6 +118,8 @@ int main(int argc, char** argv) {
       "at all the port is plain HTTP).");
   flags.define("authorized-client-users", "kube-apiserver-kubelet-client",
                "Certificate users (CN) that may read container logs, comma-separated.");
+  flags.define("streaming-connection-idle-timeout", "4h",
+               "Exec, attach and port-forward sessions with no traffic for this long are closed (0: never).");
   flags.define("runtime", "cri",
                "cri: containers through containerd's CRI; fake: no containers (scale tests).");
   flags.define("container-runtime-endpoint", "unix:///run/containerd/containerd.sock", "The CRI socket.");
@@ -237,6 +240,13 @@ int main(int argc, char** argv) {
   } else {
     LOG_WARN("kubelet-lite: no cluster CA known; the kubelet port serves plain HTTP");
   }
+  auto idle = clock::parseDuration(flags.get("streaming-connection-idle-timeout"));
+  if (!idle) {
+    std::fprintf(stderr, "kubelet-lite: invalid --streaming-connection-idle-timeout\n");
+    return 1;
+  }
+  lo.streaming.idle_timeout_seconds =
+      static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(*idle).count());
   kubelet::LogServer logs(kl, lo);
   auto port = logs.start();
   if (!port) {

@@ -1,6 +1,8 @@
 #include "common/clock.h"
 
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 namespace shepherd::clock {
@@ -13,20 +15,23 @@ std::string format(TimePoint t, bool micro) {
   gmtime_r(&tt, &tm);
   char buf[64];
   if (micro) {
-    long us = static_cast<long>(
-        std::chrono::duration_cast<std::chrono::microseconds>(t - secs).count());
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us);
+    long us = static_cast<long>(std::chrono::duration_cast<std::chrono::microseconds>(t - secs).count());
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us);
   } else {
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
   }
   return buf;
 }
 }  // namespace
 
-std::string rfc3339(TimePoint t) { return format(t, false); }
-std::string rfc3339Micro(TimePoint t) { return format(t, true); }
+std::string rfc3339(TimePoint t) {
+  return format(t, false);
+}
+std::string rfc3339Micro(TimePoint t) {
+  return format(t, true);
+}
 
 std::optional<TimePoint> parseRfc3339(std::string_view s) {
   int Y, M, D, h, m, sec;
@@ -89,7 +94,8 @@ bool isRfc3339(std::string_view s) {
     if (i == start) return false;
   }
   if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) return i + 1 == s.size();
-  return i + 6 == s.size() && (s[i] == '+' || s[i] == '-') && digits(i + 1, 2) && s[i + 3] == ':' && digits(i + 4, 2);
+  return i + 6 == s.size() && (s[i] == '+' || s[i] == '-') && digits(i + 1, 2) && s[i + 3] == ':' &&
+         digits(i + 4, 2);
 }
 
 std::string humanDuration(std::chrono::seconds d) {
@@ -120,6 +126,39 @@ std::string humanDuration(std::chrono::seconds d) {
     return dy == 0 ? str(hours / 24 / 365, "y") : str(hours / 24 / 365, "y") + str(dy, "d");
   }
   return str(hours / 24 / 365, "y");
+}
+
+std::optional<std::chrono::milliseconds> parseDuration(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  bool bare = s.find_first_not_of("0123456789") == std::string_view::npos;
+  if (bare) {
+    if (s.size() > 12) return std::nullopt;
+    return std::chrono::seconds(std::stoll(std::string(s)));
+  }
+  double total_ms = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t start = i;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+    if (i == start || i - start > 12) return std::nullopt;
+    double value = std::strtod(std::string(s.substr(start, i - start)).c_str(), nullptr);
+    size_t unit_start = i;
+    while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
+    std::string_view unit = s.substr(unit_start, i - unit_start);
+    double scale = 0;
+    if (unit == "ms")
+      scale = 1;
+    else if (unit == "s")
+      scale = 1000;
+    else if (unit == "m")
+      scale = 60 * 1000;
+    else if (unit == "h")
+      scale = 3600 * 1000;
+    else
+      return std::nullopt;
+    total_ms += value * scale;
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
 }
 
 }  // namespace shepherd::clock

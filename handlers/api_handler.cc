@@ -36,6 +36,7 @@ ApiHandler::ApiHandler(registry::Registry& registry, ApiHandlerOptions opts)
   rest_.setServiceAccountTokens(opts_.service_account_tokens);
   rest_.setRbacPolicy(opts_.rbac_policy);
   rest_.setKubeletTls(opts_.kubelet_tls);
+  rest_.setStreamingIdleTimeout(opts_.streaming_idle_timeout_seconds);
   api_versions_ = apiVersionsJson(opts_.server_address);
   group_list_ = apiGroupListJson(apis::Catalog::instance());
 }

@@ -35,6 +35,7 @@ struct ApiHandlerOptions {
   AuditLog* audit = nullptr;
   // Kubelets are asked for logs over HTTPS with this context (null: plain HTTP).
   std::shared_ptr<boost::asio::ssl::context> kubelet_tls;
+  int streaming_idle_timeout_seconds = 4 * 3600;  // exec/attach/port-forward; 0: none
 };
 
 // Thread-safety: handle() is called concurrently from the server's workers.

@@ -47,6 +47,10 @@ class AuditingResponder final : public http::Responder {
     log_.write(*event_, "ResponseStarted", status, "");
     return inner_->startStream(status, std::move(headers));
   }
+  void upgrade(http::Response r, std::function<void(std::shared_ptr<http::ByteStream>)> fn) override {
+    log_.write(*event_, "ResponseStarted", r.status, "");
+    inner_->upgrade(std::move(r), std::move(fn));
+  }
 
  private:
   std::shared_ptr<http::Responder> inner_;

@@ -13,6 +13,7 @@ std::vector<std::string> subresourceVerbs(const std::string& sub) {
   if (sub == "finalize") return {"update"};
   if (sub == "binding" || sub == "eviction" || sub == "token") return {"create"};
   if (sub == "log") return {"get"};
+  if (sub == "exec" || sub == "attach" || sub == "portforward") return {"create", "get"};
   return {"get"};
 }
 
@@ -26,6 +27,9 @@ SubresourceKind subresourceKind(const apis::Resource& r, const std::string& sub)
   if (sub == "scale") return {"autoscaling", "v1", "Scale"};
   if (sub == "binding") return {"", "v1", "Binding"};
   if (sub == "token") return {"authentication.k8s.io", "v1", "TokenRequest"};
+  if (sub == "exec") return {"", "v1", "PodExecOptions"};
+  if (sub == "attach") return {"", "v1", "PodAttachOptions"};
+  if (sub == "portforward") return {"", "v1", "PodPortForwardOptions"};
   return {r.group, r.version, r.kind};
 }
 

@@ -13,8 +13,10 @@
 
 #include "common/clock.h"
 #include "common/url.h"
+#include "handlers/pod_target.h"
 #include "handlers/rest_handler.h"
 #include "handlers/status.h"
+#include "handlers/stream/websocket_responder.h"
 
 namespace shepherd::handlers {
 
@@ -83,21 +85,6 @@ Result<LogRequest> parseLogOptions(const http::Request& req, const std::string& 
   return out;
 }
 
-std::string containerNames(const json::Value& pod, const char* list) {
-  std::string out;
-  if (const json::Value* cs = json::findPath(pod, {"spec", list}); cs && cs->IsArray())
-    for (auto& c : cs->GetArray()) out += (out.empty() ? "" : " ") + std::string(json::getString(c, "name"));
-  return out;
-}
-
-bool hasContainer(const json::Value& pod, const std::string& name) {
-  for (const char* list : {"containers", "initContainers", "ephemeralContainers"})
-    if (const json::Value* cs = json::findPath(pod, {"spec", list}); cs && cs->IsArray())
-      for (auto& c : cs->GetArray())
-        if (json::getString(c, "name") == name) return true;
-  return false;
-}
-
 // A kubelet's error answer (plain text) as the API server reports it.
 ApiError kubeletError(int code, const std::string& body, const std::string& pod) {
   std::string text = body;
@@ -114,15 +101,20 @@ ApiError kubeletError(int code, const std::string& body, const std::string& pod)
   return ApiError::make(code, "InternalError", "the kubelet answered " + std::to_string(code) + ": " + text);
 }
 
-bool tlsPending(beast::tcp_stream&) { return false; }
-bool tlsPending(beast::ssl_stream<beast::tcp_stream&>& s) { return SSL_pending(s.native_handle()) > 0; }
+bool tlsPending(beast::tcp_stream&) {
+  return false;
+}
+bool tlsPending(beast::ssl_stream<beast::tcp_stream&>& s) {
+  return SSL_pending(s.native_handle()) > 0;
+}
 
 // Sends GET `target` on `stream` (plain or TLS) and relays the kubelet's answer. The
 // socket is polled so a client that goes away ends the relay even while the kubelet has
 // nothing to send (a quiet `logs -f`); bytes TLS has already decrypted are read first.
 template <class Stream>
-void relayKubeletLogs(Stream& stream, const std::string& host, const std::string& target, const std::string& nodeName,
-                      const std::string& pod, const std::shared_ptr<http::Responder>& resp) {
+void relayKubeletLogs(Stream& stream, const std::string& host, const std::string& target,
+                      const std::string& nodeName, const std::string& pod,
+                      const std::shared_ptr<http::Responder>& resp) {
   beast::tcp_stream& tcp = beast::get_lowest_layer(stream);
   beast::error_code ec;
   bhttp::request<bhttp::empty_body> out(bhttp::verb::get, target, 11);
@@ -204,8 +196,15 @@ std::shared_ptr<net::ssl::context> kubeletClientTls(const KubeletClientTls& o, s
   return ctx;
 }
 
-void RestHandler::podLog(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+void RestHandler::podLog(http::Request& req, const std::shared_ptr<http::Responder>& httpResp,
                          const RequestScope& s) {
+  // A WebSocket client (binary.k8s.io) gets the same answer as messages.
+  std::shared_ptr<http::Responder> resp = httpResp;
+  if (stream::isWebSocketUpgrade(req)) {
+    std::string error;
+    resp = stream::websocketStreamResponder(req, httpResp, error);
+    if (!resp) return httpResp->send(errorResponse(ApiError::badRequest(error)));
+  }
   if (req.method != "GET")
     return resp->send(errorResponse(ApiError::methodNotSupported("", "pods/log", req.method)));
   auto opts = parseLogOptions(req, s.name);
@@ -214,26 +213,9 @@ void RestHandler::podLog(http::Request& req, const std::shared_ptr<http::Respond
   if (!obj) return resp->send(errorResponse(obj.error()));
   json::Document pod;
   pod.Parse(obj.value()->json.data(), obj.value()->json.size());
-  std::string container = opts->container;
-  if (container.empty()) {
-    const json::Value* cs = json::findPath(pod, {"spec", "containers"});
-    size_t n = cs && cs->IsArray() ? cs->Size() : 0;
-    if (n == 1) {
-      container = json::getString((*cs)[0], "name");
-    } else if (n == 0) {
-      return resp->send(
-          errorResponse(ApiError::badRequest("a container name must be specified for pod " + s.name)));
-    } else {
-      std::string msg = "a container name must be specified for pod " + s.name + ", choose one of: [" +
-                        containerNames(pod, "containers") + "]";
-      std::string init = containerNames(pod, "initContainers");
-      if (!init.empty()) msg += " or one of the init containers: [" + init + "]";
-      return resp->send(errorResponse(ApiError::badRequest(msg)));
-    }
-  } else if (!hasContainer(pod, container)) {
-    return resp->send(
-        errorResponse(ApiError::badRequest("container " + container + " is not valid for pod " + s.name)));
-  }
+  auto chosen = podContainer(pod, opts->container, s.name);
+  if (!chosen) return resp->send(errorResponse(chosen.error()));
+  std::string container = *chosen;
   http::Headers textHeaders{{"Content-Type", "text/plain"}};
   std::string nodeName(json::getStringPath(pod, {"spec", "nodeName"}));
   if (nodeName.empty()) {  // not scheduled: no logs yet
@@ -241,21 +223,9 @@ void RestHandler::podLog(http::Request& req, const std::shared_ptr<http::Respond
     r.headers = textHeaders;
     return resp->send(std::move(r));
   }
-  registry::Store* nodes = registry_.store("", "v1", "nodes");
-  auto node =
-      nodes ? nodes->get("", nodeName) : Result<storage::ObjectPtr>(ApiError::internal("no node store"));
-  if (!node) return resp->send(errorResponse(node.error()));
-  json::Document nd;
-  nd.Parse(node.value()->json.data(), node.value()->json.size());
-  std::string host;
-  if (const json::Value* addrs = json::findPath(nd, {"status", "addresses"}); addrs && addrs->IsArray()) {
-    for (auto& a : addrs->GetArray())
-      if (json::getString(a, "type") == "InternalIP") host = json::getString(a, "address");
-  }
-  auto port = json::findPath(nd, {"status", "daemonEndpoints", "kubeletEndpoint", "Port"});
-  if (host.empty() || !port || !port->IsInt() || port->GetInt() <= 0)
-    return resp->send(errorResponse(
-        ApiError::badRequest("node " + nodeName + " has no InternalIP address and kubelet port")));
+  auto endpoint = kubeletEndpoint(registry_, nodeName);
+  if (!endpoint) return resp->send(errorResponse(endpoint.error()));
+  const std::string& host = endpoint->host;
 
   std::string target = "/containerLogs/" + urlEncode(s.ns) + "/" + urlEncode(s.name) + "/" +
                        urlEncode(container) + opts->query;
@@ -263,7 +233,7 @@ void RestHandler::podLog(http::Request& req, const std::shared_ptr<http::Respond
   beast::tcp_stream tcp(ioc);
   beast::error_code ec;
   net::ip::tcp::resolver resolver(ioc);
-  auto endpoints = resolver.resolve(host, std::to_string(port->GetInt()), ec);
+  auto endpoints = resolver.resolve(host, std::to_string(endpoint->port), ec);
   if (!ec) {
     // Beast's timeouts apply to asynchronous operations only: connect that way, then bound
     // every blocking read and write on the socket itself, so a node that names an address

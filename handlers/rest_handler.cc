@@ -212,6 +212,8 @@ void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Respond
   if (s.subresource == "scale") return scale(req, resp, s);
   if (s.subresource == "token") return createToken(req, resp, s);
   if (s.subresource == "log") return podLog(req, resp, s);
+  if (s.subresource == "exec" || s.subresource == "attach" || s.subresource == "portforward")
+    return podStream(req, resp, s);
   if (m == "GET" || m == "HEAD") {
     if (item) return get(req, resp, s);
     if (req.queryBool("watch")) return watch(req, resp, s);

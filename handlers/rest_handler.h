@@ -48,6 +48,8 @@ class RestHandler {
   void setRbacPolicy(std::shared_ptr<const auth::PolicySource> p) { rbac_policy_ = std::move(p); }
   // Logs are fetched from kubelets over HTTPS with this context (null: plain HTTP).
   void setKubeletTls(std::shared_ptr<boost::asio::ssl::context> c) { kubelet_tls_ = std::move(c); }
+  // Exec, attach and port-forward sessions idle this long are closed (0: never). Set before serving.
+  void setStreamingIdleTimeout(int seconds) { streaming_idle_timeout_seconds_ = seconds; }
   void handle(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& scope);
 
  private:
@@ -74,6 +76,8 @@ class RestHandler {
   // serviceaccounts/token: TokenRequest (token_request.cc).
   void createToken(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   void podLog(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  // pods/exec, pods/attach, pods/portforward (pod_stream.cc).
+  void podStream(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
 
   WatchRegistry& watches_;
   registry::Registry& registry_;
@@ -81,6 +85,7 @@ class RestHandler {
   const auth::ServiceAccountTokens* service_account_tokens_ = nullptr;
   std::shared_ptr<const auth::PolicySource> rbac_policy_;
   std::shared_ptr<boost::asio::ssl::context> kubelet_tls_;
+  int streaming_idle_timeout_seconds_ = 4 * 3600;
 };
 
 }  // namespace shepherd::handlers

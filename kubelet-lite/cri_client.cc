@@ -202,6 +202,33 @@ Result<runtime::v1::ExecSyncResponse> CriClient::execSync(const std::string& id,
   return resp;
 }
 
+Result<std::string> CriClient::exec(const runtime::v1::ExecRequest& request) {
+  grpc::ClientContext ctx;
+  deadline(ctx, std::chrono::seconds(10));
+  runtime::v1::ExecResponse resp;
+  auto st = runtime_->Exec(&ctx, request, &resp);
+  if (!st.ok()) return fromGrpc("Exec", st);
+  return resp.url();
+}
+
+Result<std::string> CriClient::attach(const runtime::v1::AttachRequest& request) {
+  grpc::ClientContext ctx;
+  deadline(ctx, std::chrono::seconds(10));
+  runtime::v1::AttachResponse resp;
+  auto st = runtime_->Attach(&ctx, request, &resp);
+  if (!st.ok()) return fromGrpc("Attach", st);
+  return resp.url();
+}
+
+Result<std::string> CriClient::portForward(const runtime::v1::PortForwardRequest& request) {
+  grpc::ClientContext ctx;
+  deadline(ctx, std::chrono::seconds(10));
+  runtime::v1::PortForwardResponse resp;
+  auto st = runtime_->PortForward(&ctx, request, &resp);
+  if (!st.ok()) return fromGrpc("PortForward", st);
+  return resp.url();
+}
+
 Status CriClient::reopenContainerLog(const std::string& id) {
   grpc::ClientContext ctx;
   deadline(ctx, std::chrono::seconds(10));

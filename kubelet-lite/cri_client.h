@@ -36,6 +36,10 @@ class CriClient {
   Result<runtime::v1::ExecSyncResponse> execSync(const std::string& id, const std::vector<std::string>& cmd,
                                                  int64_t timeout_seconds);
   Status reopenContainerLog(const std::string& id);
+  // Streaming sessions: the URL on the runtime's streaming server that serves them.
+  Result<std::string> exec(const runtime::v1::ExecRequest& request);
+  Result<std::string> attach(const runtime::v1::AttachRequest& request);
+  Result<std::string> portForward(const runtime::v1::PortForwardRequest& request);
   // The image's record, or an empty optional-like Image (id "") when it is not present.
   Result<runtime::v1::Image> imageStatus(const std::string& image);
 

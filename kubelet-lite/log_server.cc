@@ -41,14 +41,6 @@ std::string readFrom(const std::string& path, std::streamoff offset) {
   return ss.str();
 }
 
-http::Response plain(int status, std::string body) {
-  http::Response r;
-  r.status = status;
-  r.body = std::move(body);
-  r.setHeader("Content-Type", "text/plain; charset=utf-8");
-  return r;
-}
-
 }  // namespace
 
 Result<LogTarget> checkContainerLogStatus(const json::Value& pod, const std::string& container,
@@ -130,25 +122,28 @@ void LogServer::stop() {
 }
 
 void LogServer::handle(http::Request& req, std::shared_ptr<http::Responder> resp) {
-  if (req.path == "/healthz") return resp->send(plain(200, "ok"));
-  const std::string prefix = "/containerLogs/";
-  if (req.path.rfind(prefix, 0) != 0) return resp->send(plain(404, "404 page not found\n"));
-  if (req.method != "GET") return resp->send(plain(405, "method not allowed\n"));
+  if (req.path == "/healthz") return resp->send(http::plainText(200, "ok"));
+  auto parts = http::pathSegments(req.path);
+  bool logs = !parts.empty() && parts[0] == "containerLogs";
+  bool streaming =
+      !parts.empty() && (parts[0] == "exec" || parts[0] == "attach" || parts[0] == "portForward");
+  if (!logs && !streaming) return resp->send(http::plainText(404, "404 page not found\n"));
+  if (logs && req.method != "GET") return resp->send(http::plainText(405, "method not allowed\n"));
   if (opts_.tls) {
-    // Only the API server may read logs (upstream's kubelet asks the API server's
-    // authorizer; ours knows its one client). Texts as the kubelet's.
+    // Only the API server may read logs or open streams (upstream's kubelet asks the API
+    // server's authorizer; ours knows its one client). Texts as the kubelet's.
     const auto& cert = req.client_certificate;
-    if (!cert || !cert->verified) return resp->send(plain(401, "Unauthorized\n"));
+    if (!cert || !cert->verified) return resp->send(http::plainText(401, "Unauthorized\n"));
     if (std::find(opts_.allowed_users.begin(), opts_.allowed_users.end(), cert->common_name) ==
         opts_.allowed_users.end())
-      return resp->send(plain(403, "Forbidden (user=" + cert->common_name +
-                                       ", verb=get, resource=nodes, subresource(s)=[proxy])\n"));
+      return resp->send(http::plainText(403, "Forbidden (user=" + cert->common_name +
+                                                 ", verb=" + (req.method == "GET" ? "get" : "create") +
+                                                 ", resource=nodes, subresource(s)=[proxy])\n"));
   }
-  std::vector<std::string> parts;
-  std::stringstream ss(req.path.substr(prefix.size()));
-  for (std::string p; std::getline(ss, p, '/');) parts.push_back(p);
-  if (parts.size() != 3 || parts[0].empty() || parts[1].empty() || parts[2].empty())
-    return resp->send(plain(404, "404 page not found\n"));
+  std::string kind = parts[0];
+  parts.erase(parts.begin());
+  if (streaming) return serveStreaming(k_, opts_.streaming, kind, parts, req, std::move(resp));
+  if (parts.size() != 3) return resp->send(http::plainText(404, "404 page not found\n"));
   serveLogs(req, resp, parts[0], parts[1], parts[2]);
 }
 
@@ -165,16 +160,17 @@ void LogServer::serveLogs(http::Request& req, std::shared_ptr<http::Responder> r
   client::Object obj = k_.currentPod(ns + "/" + pod);
   // Errors are plain text, as a kubelet's are; the API server wraps them in a Status.
   if (!obj)
-    return resp->send(plain(404, "pod \"" + pod + "\" in namespace \"" + ns + "\" is not on this node\n"));
+    return resp->send(
+        http::plainText(404, "pod \"" + pod + "\" in namespace \"" + ns + "\" is not on this node\n"));
   bool previous = req.queryBool("previous");
   auto target = checkContainerLogStatus(*obj, container, previous);
-  if (!target) return resp->send(plain(target.error().code, target.error().message + "\n"));
+  if (!target) return resp->send(http::plainText(target.error().code, target.error().message + "\n"));
   auto path = k_.containerLogPath(ns, pod, container, target->skip);
-  if (!path) return resp->send(plain(200, ""));  // started, nothing written yet
+  if (!path) return resp->send(http::plainText(200, ""));  // started, nothing written yet
   LogOptions opts = logOptionsFromQuery(req);
   std::string content = readFrom(*path, 0);
   if (!req.queryBool("follow") || previous) {
-    return resp->send(plain(200, renderLog(parseCriLog(content), opts)));
+    return resp->send(http::plainText(200, renderLog(parseCriLog(content), opts)));
   }
   std::vector<LogLine> lines;
   size_t used = parseCriLogComplete(content, lines);

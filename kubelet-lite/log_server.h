@@ -1,6 +1,7 @@
 // kubelet-lite's HTTP endpoint (the kubelet port): the API server's pods/log proxies to
 // GET /containerLogs/{namespace}/{pod}/{container}, answered from the CRI log files;
-// /healthz answers "ok".
+// pods/exec, pods/attach and pods/portforward to /exec, /attach and /portForward (see
+// streaming.h); /healthz answers "ok".
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include "common/json.h"
 #include "handlers/http/server.h"
 #include "kubelet-lite/cri_log.h"
+#include "kubelet-lite/streaming.h"
 
 namespace shepherd::kubelet {
 
@@ -38,6 +40,7 @@ struct LogServerOptions {
   int port = 10250;
   std::optional<http::TlsOptions> tls;
   std::vector<std::string> allowed_users;
+  StreamingOptions streaming;
 };
 
 // Thread-safety: start/stop from one thread; requests are served concurrently.

@@ -8,7 +8,7 @@ packages=(
   build-essential cmake g++ pkg-config clang clang-format libclang-rt-14-dev
   # libraries (see docs/adr for why each one)
   libboost1.81-dev rapidjson-dev libyaml-cpp-dev libsqlite3-dev libssl-dev
-  libcurl4-openssl-dev libgtest-dev libgmock-dev
+  libcurl4-openssl-dev libgtest-dev libgmock-dev zlib1g-dev
   # kubelet-lite: CRI over gRPC, containerd + runc + CNI, images built offline
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   containerd runc containernetworking-plugins busybox-static iproute2

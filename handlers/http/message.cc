@@ -52,6 +52,14 @@ void Response::setHeader(std::string name, std::string value) {
   headers.emplace_back(std::move(name), std::move(value));
 }
 
+Response plainText(int status, std::string body) {
+  Response r;
+  r.status = status;
+  r.body = std::move(body);
+  r.setHeader("Content-Type", "text/plain; charset=utf-8");
+  return r;
+}
+
 std::string percentDecode(std::string_view s, bool plus_is_space) {
   std::string out;
   out.reserve(s.size());

@@ -12,6 +12,8 @@
 
 namespace shepherd::http {
 
+class ByteStream;
+
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 struct Request {
@@ -78,14 +80,21 @@ class StreamWriter {
   virtual void onClose(std::function<void()> fn) = 0;
 };
 
-// Given to each handler; exactly one of send() or startStream() must be called, once,
-// from any thread.
+// Given to each handler; exactly one of send(), startStream() or upgrade() must be
+// called, once, from any thread.
 class Responder {
  public:
   virtual ~Responder() = default;
   virtual void send(Response response) = 0;
   virtual std::shared_ptr<StreamWriter> startStream(int status, Headers headers) = 0;
+  // Switches protocols: writes `response` (101 with its Upgrade headers) and then hands
+  // the raw connection to `on_upgraded`, on the connection's strand; nullptr when the
+  // client went away first. The connection no longer carries HTTP afterwards.
+  virtual void upgrade(Response response, std::function<void(std::shared_ptr<ByteStream>)> on_upgraded) = 0;
 };
+
+// A plain-text answer (as a kubelet gives its errors).
+Response plainText(int status, std::string body);
 
 std::string percentDecode(std::string_view s, bool plus_is_space);
 // The non-empty segments of a path: "/api//v1/" -> {"api", "v1"}.

@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "common/log.h"
+#include "handlers/http/asio_byte_stream.h"
 #include "handlers/http/beast_request.h"
 
 namespace shepherd::http {
@@ -203,6 +204,12 @@ class Session final : public SessionBase {
     return st;
   }
 
+  void beginUpgrade(Response r, std::function<void(std::shared_ptr<ByteStream>)> fn) {
+    net::post(stream_.get_executor(), [self = self(), r = std::move(r), fn = std::move(fn)]() mutable {
+      self->writeUpgrade(std::move(r), std::move(fn));
+    });
+  }
+
   // Strand side of StreamState::schedule.
   void flush() override {
     if (!stream_state_ || stream_writing_ || !header_sent_) return;
@@ -379,8 +386,10 @@ class Session final : public SessionBase {
       if (slot) slot->fetch_sub(1);
       srv_.in_flight.fetch_sub(1);
     };
-    if (runInline) handle();
-    else net::post(*srv_.workers, std::move(handle));
+    if (runInline)
+      handle();
+    else
+      net::post(*srv_.workers, std::move(handle));
   }
 
   class ResponderImpl final : public Responder {
@@ -400,6 +409,10 @@ class Session final : public SessionBase {
     std::shared_ptr<StreamWriter> startStream(int status, Headers headers) override {
       if (done_.exchange(true)) return nullptr;
       return session_->beginStream(status, std::move(headers));
+    }
+    void upgrade(Response r, std::function<void(std::shared_ptr<ByteStream>)> fn) override {
+      if (done_.exchange(true)) return;
+      session_->beginUpgrade(std::move(r), std::move(fn));
     }
 
    private:
@@ -433,6 +446,34 @@ class Session final : public SessionBase {
     bhttp::async_write(stream_, *res, [self = self(), res](beast::error_code ec, size_t) {
       self->afterWrite(ec, res->keep_alive());
     });
+  }
+
+  // The 101 answer, then the connection leaves this session: its stream (and any bytes the
+  // client sent after the request) moves into a ByteStream owned by the new protocol.
+  void writeUpgrade(Response r, std::function<void(std::shared_ptr<ByteStream>)> fn) {
+    handling_ = false;
+    if (closed_) return fn(nullptr);
+    auto res = std::make_shared<bhttp::response<bhttp::empty_body>>();
+    res->version(11);
+    res->result(static_cast<unsigned>(r.status));
+    for (auto& [k, v] : r.headers) res->insert(k, v);
+    auto sr = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*res);
+    srv_.served.fetch_add(1);
+    writing_ = true;
+    lowest().expires_after(std::chrono::seconds(60));
+    bhttp::async_write_header(
+        stream_, *sr, [self = self(), res, sr, fn = std::move(fn)](beast::error_code ec, size_t) {
+          self->writing_ = false;
+          self->lowest().expires_never();
+          if (ec || self->closed_) {
+            self->close();
+            return fn(nullptr);
+          }
+          std::string leftover = beast::buffers_to_string(self->buffer_.data());
+          self->buffer_.consume(self->buffer_.size());
+          self->closed_ = true;  // the session no longer owns the connection
+          fn(std::make_shared<AsioByteStream<Stream>>(std::move(self->stream_), std::move(leftover)));
+        });
   }
 
   void afterWrite(beast::error_code ec, bool keep) {

@@ -49,7 +49,7 @@ struct ServerOptions {
   // Requests the handler answers at once without blocking (reads served from memory):
   // handled on the network thread, saving two thread hand-offs. Unset: none.
   std::function<bool(const Request&)> run_inline;
-  std::optional<TlsOptions> tls;                       // unset: plain HTTP
+  std::optional<TlsOptions> tls;  // unset: plain HTTP
 };
 
 // Thread-safety: start() and stop() from one controlling thread; the handler is called

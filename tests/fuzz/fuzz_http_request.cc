@@ -44,6 +44,11 @@ class CapturingResponder final : public http::Responder {
     status = s;
     return nullptr;  // handlers treat a null writer as a client already gone
   }
+  void upgrade(http::Response r, std::function<void(std::shared_ptr<http::ByteStream>)> fn) override {
+    ++answers;
+    status = r.status;
+    fn(nullptr);  // as a client that went away before the switch
+  }
 };
 
 struct World {

@@ -1,0 +1,401 @@
+// The streaming layer: WebSocket and SPDY/3.1 framing, header compression with SPDY's
+// dictionary, the HTTP upgrade hand-over (server and dialer), the byte relay, and the SPDY
+// client session against a peer written here with the framer.
+#include <gtest/gtest.h>
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <future>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "common/clock.h"
+#include "handlers/http/relay.h"
+#include "handlers/http/server.h"
+#include "handlers/http/upgrade_dialer.h"
+#include "handlers/stream/spdy_framer.h"
+#include "handlers/stream/spdy_session.h"
+#include "handlers/stream/websocket.h"
+
+using namespace shepherd;
+using namespace shepherd::stream;
+
+namespace {
+
+std::string hex(std::string_view s) {
+  static const char* d = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : s) {
+    out.push_back(d[c >> 4]);
+    out.push_back(d[c & 15]);
+  }
+  return out;
+}
+
+std::string sha256(std::string_view s) {
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), md);
+  return hex(std::string_view(reinterpret_cast<char*>(md), sizeof md));
+}
+
+}  // namespace
+
+TEST(WebSocket, AcceptValueIsRfc6455s) {
+  // RFC 6455 section 1.3's example.
+  EXPECT_EQ(websocketAcceptValue("dGhlIHNhbXBsZSBub25jZQ=="), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+  auto r = websocketAccept("dGhlIHNhbXBsZSBub25jZQ==", "v5.channel.k8s.io");
+  EXPECT_EQ(r.status, 101);
+}
+
+TEST(WebSocket, MaskedFramesOfEveryLengthDecode) {
+  for (size_t n : {0u, 5u, 125u, 126u, 65535u, 65536u, 200000u}) {
+    std::string payload(n, 'x');
+    for (size_t i = 0; i < n; ++i) payload[i] = static_cast<char>(i * 7);
+    std::string wire = encodeWsFrame(WsOpcode::Binary, payload, true, 0x11223344);
+    WsFrameDecoder d(1 << 20, true);
+    WsFrame f;
+    // Fed in two halves: the first half alone is never a frame.
+    d.feed(wire.data(), wire.size() / 2);
+    EXPECT_NE(d.next(f), WsFrameDecoder::Result::Frame);
+    d.feed(wire.data() + wire.size() / 2, wire.size() - wire.size() / 2);
+    ASSERT_EQ(d.next(f), WsFrameDecoder::Result::Frame) << n;
+    EXPECT_EQ(f.opcode, WsOpcode::Binary);
+    EXPECT_TRUE(f.fin);
+    EXPECT_EQ(f.payload, payload);
+    EXPECT_EQ(d.next(f), WsFrameDecoder::Result::NeedMore);
+  }
+}
+
+TEST(WebSocket, BadFramesStopTheDecoder) {
+  WsFrame f;
+  {
+    WsFrameDecoder d(1 << 20, true);  // a server demands masked client frames
+    std::string unmasked = encodeWsFrame(WsOpcode::Binary, "hi");
+    d.feed(unmasked.data(), unmasked.size());
+    EXPECT_EQ(d.next(f), WsFrameDecoder::Result::Error);
+  }
+  {
+    WsFrameDecoder d(1 << 20, true);
+    std::string ping = encodeWsFrame(WsOpcode::Ping, std::string(126, 'p'), true, 1);  // control > 125
+    d.feed(ping.data(), ping.size());
+    EXPECT_EQ(d.next(f), WsFrameDecoder::Result::Error);
+  }
+  {
+    WsFrameDecoder d(100, true);
+    std::string big = encodeWsFrame(WsOpcode::Binary, std::string(101, 'b'), true, 1);
+    d.feed(big.data(), big.size());
+    EXPECT_EQ(d.next(f), WsFrameDecoder::Result::Error);
+  }
+  {
+    WsFrameDecoder d(1 << 20, true);
+    std::string rsv = encodeWsFrame(WsOpcode::Binary, "x", true, 1);
+    rsv[0] = static_cast<char>(rsv[0] | 0x40);
+    d.feed(rsv.data(), rsv.size());
+    EXPECT_EQ(d.next(f), WsFrameDecoder::Result::Error);
+  }
+}
+
+TEST(Spdy, DictionaryIsSpdy3s) {
+  EXPECT_EQ(spdyDictionary().size(), 1423u);
+  EXPECT_EQ(sha256(spdyDictionary()), "51d27341373f923f3cd88e1eb7162aeaa3723d7585ff2399201dc06498407f02");
+}
+
+TEST(Spdy, HeaderBlockCompressesAsZlibWithTheDictionary) {
+  SpdyDeflater deflater;
+  std::string block = encodeSpdyHeaderBlock({{"streamType", "error"}});
+  // The research notes' vector (C zlib, level 9, fresh context): header 78 f9, the
+  // dictionary's Adler-32, a sync flush at the end.
+  EXPECT_EQ(hex(deflater.compress(block)), "78f9e3c6a7c202a62346703a2b294a4dcc851625aca9a08006000000ffff");
+}
+
+TEST(Spdy, InflaterFollowsOneContextAcrossBlocks) {
+  SpdyDeflater deflater;
+  SpdyInflater inflater;
+  std::vector<SpdyHeaders> blocks = {{{"streamtype", "error"}},
+                                     {{"streamtype", "data"}, {"port", "80"}, {"requestid", "0"}},
+                                     {{"streamtype", "data"}, {"port", "80"}, {"requestid", "1"}},
+                                     {}};
+  for (auto& h : blocks) {
+    auto compressed = deflater.compress(encodeSpdyHeaderBlock(h));
+    auto plain = inflater.decompress(compressed);
+    ASSERT_TRUE(plain);
+    auto decoded = decodeSpdyHeaderBlock(*plain);
+    ASSERT_TRUE(decoded);
+    EXPECT_EQ(*decoded, h);
+  }
+}
+
+TEST(Spdy, FramesDecodeFromPieces) {
+  std::string wire =
+      spdyData(3, "hello", kSpdyFlagFin) + spdyPing(2) + spdyGoAway(5, 0) + spdyRstStream(7, 5);
+  SpdyFrameDecoder d;
+  std::vector<SpdyFrame> frames;
+  for (char c : wire) {  // one byte at a time
+    d.feed(&c, 1);
+    SpdyFrame f;
+    while (d.next(f) == SpdyFrameDecoder::Result::Frame) frames.push_back(f);
+  }
+  ASSERT_EQ(frames.size(), 4u);
+  EXPECT_FALSE(frames[0].control);
+  EXPECT_EQ(frames[0].stream_id, 3u);
+  EXPECT_EQ(frames[0].flags, kSpdyFlagFin);
+  EXPECT_EQ(frames[0].payload, "hello");
+  EXPECT_EQ(frames[1].type, SpdyType::Ping);
+  EXPECT_EQ(readU32(frames[1].payload, 0), 2u);
+  EXPECT_EQ(frames[2].type, SpdyType::GoAway);
+  EXPECT_EQ(readU32(frames[2].payload, 0), 5u);
+  EXPECT_EQ(frames[3].type, SpdyType::RstStream);
+  EXPECT_EQ(readU32(frames[3].payload, 4), 5u);
+}
+
+TEST(Spdy, HeaderBlockRejectsTruncation) {
+  std::string block = encodeSpdyHeaderBlock({{"port", "8080"}});
+  EXPECT_FALSE(decodeSpdyHeaderBlock(block.substr(0, block.size() - 1)));
+  EXPECT_FALSE(decodeSpdyHeaderBlock("\x00\x00"));
+}
+
+TEST(Duration, ParsesGoDurations) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(clock::parseDuration("4h0m0s"), milliseconds(4 * 3600 * 1000));
+  EXPECT_EQ(clock::parseDuration("90s"), milliseconds(90000));
+  EXPECT_EQ(clock::parseDuration("1m30s"), milliseconds(90000));
+  EXPECT_EQ(clock::parseDuration("500ms"), milliseconds(500));
+  EXPECT_EQ(clock::parseDuration("15"), milliseconds(15000));
+  EXPECT_EQ(clock::parseDuration("0"), milliseconds(0));
+  EXPECT_FALSE(clock::parseDuration(""));
+  EXPECT_FALSE(clock::parseDuration("5x"));
+  EXPECT_FALSE(clock::parseDuration("-5s"));
+  EXPECT_FALSE(clock::parseDuration("h"));
+}
+
+namespace {
+
+// A server whose /up answers 101 and then hands the connection to `on_upgraded`.
+struct UpgradeServer {
+  std::function<void(std::shared_ptr<http::ByteStream>)> on_upgraded;
+  std::unique_ptr<http::Server> server;
+  int port = 0;
+  explicit UpgradeServer(std::function<void(std::shared_ptr<http::ByteStream>)> fn)
+      : on_upgraded(std::move(fn)) {
+    http::ServerOptions o;
+    server = std::make_unique<http::Server>(o, [this](http::Request& req,
+                                                      std::shared_ptr<http::Responder> resp) {
+      if (req.path != "/up") return resp->send(http::plainText(404, "no\n"));
+      resp->upgrade(http::Response{101, {{"Connection", "Upgrade"}, {"Upgrade", "test/1"}}, ""}, on_upgraded);
+    });
+    port = server->start().value();
+  }
+};
+
+http::UpgradeRequest upTo(int port, const std::string& target) {
+  http::UpgradeRequest r;
+  r.host = "127.0.0.1";
+  r.port = port;
+  r.target = target;
+  r.headers = {{"Connection", "Upgrade"}, {"Upgrade", "test/1"}};
+  return r;
+}
+
+// Reads until `want` bytes came or the stream ended.
+std::string readAll(const std::shared_ptr<http::ByteStream>& s, size_t want) {
+  std::promise<std::string> done;
+  auto buf = std::make_shared<std::vector<char>>(65536);
+  auto got = std::make_shared<std::string>();
+  auto step = std::make_shared<std::function<void()>>();
+  *step = [&, buf, got, step] {
+    s->read(buf->data(), buf->size(), [&, buf, got, step](bool ok, size_t n) {
+      if (ok) got->append(buf->data(), n);
+      if (!ok || got->size() >= want) {
+        done.set_value(*got);
+        *step = nullptr;  // break the cycle
+        return;
+      }
+      (*step)();
+    });
+  };
+  (*step)();
+  return done.get_future().get();
+}
+
+}  // namespace
+
+TEST(Upgrade, DialerAndServerHandOverTheConnection) {
+  UpgradeServer echo([](std::shared_ptr<http::ByteStream> s) {
+    ASSERT_TRUE(s);
+    auto buf = std::make_shared<std::vector<char>>(4096);
+    auto loop = std::make_shared<std::function<void()>>();
+    *loop = [s, buf, loop] {
+      s->read(buf->data(), buf->size(), [s, buf, loop](bool ok, size_t n) {
+        if (!ok) {
+          s->close();
+          *loop = nullptr;
+          return;
+        }
+        s->write("echo:" + std::string(buf->data(), n));
+        (*loop)();
+      });
+    };
+    (*loop)();
+  });
+  auto refused = http::dialUpgrade(upTo(echo.port, "/nothing"));
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->response.status, 404);
+  EXPECT_EQ(refused->response.body, "no\n");
+  EXPECT_FALSE(refused->stream);
+
+  auto r = http::dialUpgrade(upTo(echo.port, "/up"));
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->response.status, 101);
+  ASSERT_TRUE(r->stream);
+  r->stream->write("ping");
+  EXPECT_EQ(readAll(r->stream, 9), "echo:ping");
+  r->stream->close();
+}
+
+TEST(Upgrade, DialFailureIsServiceUnavailable) {
+  auto r = http::dialUpgrade(upTo(1, "/up"));  // nothing listens on port 1
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, 503);
+}
+
+TEST(Relay, CarriesBytesBothWaysAndEndsBothSides) {
+  // client -> [front server | relay | back server]: the back server answers each read
+  // with its upper-case copy; the client's close ends the back side too.
+  std::promise<void> backEnded;
+  UpgradeServer back([&](std::shared_ptr<http::ByteStream> s) {
+    auto buf = std::make_shared<std::vector<char>>(65536);
+    auto loop = std::make_shared<std::function<void()>>();
+    *loop = [s, buf, loop, &backEnded] {
+      s->read(buf->data(), buf->size(), [s, buf, loop, &backEnded](bool ok, size_t n) {
+        if (!ok) {
+          backEnded.set_value();
+          *loop = nullptr;
+          return;
+        }
+        std::string up(buf->data(), n);
+        for (auto& c : up) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        s->write(up);
+        (*loop)();
+      });
+    };
+    (*loop)();
+  });
+  UpgradeServer front([&](std::shared_ptr<http::ByteStream> client) {
+    auto next = http::dialUpgrade(upTo(back.port, "/up"));
+    ASSERT_TRUE(next && next->stream);
+    http::relay(client, next->stream);
+  });
+  auto r = http::dialUpgrade(upTo(front.port, "/up"));
+  ASSERT_TRUE(r && r->stream);
+  std::string big(300000, 'a');
+  r->stream->write(big);
+  EXPECT_EQ(readAll(r->stream, big.size()), std::string(big.size(), 'A'));
+  r->stream->close();
+  EXPECT_EQ(backEnded.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+}
+
+TEST(SpdySession, StreamsDataFinPingAndGoAway) {
+  // The peer (a server, as containerd's) is written here with the framer: it answers
+  // SYN_STREAMs, echoes data of stream 3 to stream 5, sends a ping, and when stream 3
+  // half-closes it writes "bye" on stream 1 and sends GOAWAY.
+  std::mutex mu;
+  std::vector<std::string> seen;  // what the peer saw, in order
+  UpgradeServer peer([&](std::shared_ptr<http::ByteStream> s) {
+    struct State {
+      SpdyFrameDecoder dec;
+      SpdyInflater inf;
+      SpdyDeflater def;
+      std::vector<char> buf = std::vector<char>(65536);
+    };
+    auto st = std::make_shared<State>();
+    auto loop = std::make_shared<std::function<void()>>();
+    *loop = [&, s, st, loop] {
+      s->read(st->buf.data(), st->buf.size(), [&, s, st, loop](bool ok, size_t n) {
+        if (!ok) {
+          *loop = nullptr;
+          return;
+        }
+        st->dec.feed(st->buf.data(), n);
+        SpdyFrame f;
+        while (st->dec.next(f) == SpdyFrameDecoder::Result::Frame) {
+          std::lock_guard<std::mutex> g(mu);
+          if (f.control && f.type == SpdyType::SynStream) {
+            uint32_t id = readU32(f.payload, 0);
+            auto h = decodeSpdyHeaderBlock(*st->inf.decompress(std::string_view(f.payload).substr(10)));
+            seen.push_back("syn " + std::to_string(id) + " " + (*h)[0].second);
+            s->write(spdySynReply(id, st->def.compress(encodeSpdyHeaderBlock({}))));
+            if (id == 5) s->write(spdyPing(2));
+          } else if (f.control && f.type == SpdyType::Ping) {
+            seen.push_back("ping " + std::to_string(readU32(f.payload, 0)));
+          } else if (!f.control) {
+            seen.push_back("data " + std::to_string(f.stream_id) + " " + f.payload +
+                           ((f.flags & kSpdyFlagFin) ? " fin" : ""));
+            if (f.stream_id == 3 && !f.payload.empty()) s->write(spdyData(5, "re:" + f.payload));
+            if (f.stream_id == 3 && (f.flags & kSpdyFlagFin)) {
+              s->write(spdyData(1, "bye", kSpdyFlagFin));
+              s->write(spdyGoAway(5, 0));
+            }
+          }
+        }
+        (*loop)();
+      });
+    };
+    (*loop)();
+  });
+  auto r = http::dialUpgrade(upTo(peer.port, "/up"));
+  ASSERT_TRUE(r && r->stream);
+  auto session = std::make_shared<SpdyClientSession>(r->stream);
+  std::mutex cmu;
+  std::condition_variable cv;
+  int replies = 0;
+  std::map<uint32_t, std::string> got;
+  std::set<uint32_t> ended;
+  std::string endReason;
+  SpdyClientSession::Callbacks cb;
+  cb.on_reply = [&](uint32_t) {
+    std::lock_guard<std::mutex> g(cmu);
+    ++replies;
+    cv.notify_all();
+  };
+  cb.on_data = [&](uint32_t id, std::string d) {
+    std::lock_guard<std::mutex> g(cmu);
+    got[id] += d;
+    cv.notify_all();
+  };
+  cb.on_remote_end = [&](uint32_t id) {
+    std::lock_guard<std::mutex> g(cmu);
+    ended.insert(id);
+  };
+  cb.on_end = [&](const std::string& why) {
+    std::lock_guard<std::mutex> g(cmu);
+    endReason = why;
+    cv.notify_all();
+  };
+  session->start(cb);
+  EXPECT_EQ(session->openStream({{"streamType", "error"}}), 1u);
+  EXPECT_EQ(session->openStream({{"streamType", "stdin"}}), 3u);
+  EXPECT_EQ(session->openStream({{"streamType", "stdout"}}), 5u);
+  {
+    std::unique_lock<std::mutex> lk(cmu);
+    ASSERT_TRUE(cv.wait_for(lk, std::chrono::seconds(10), [&] { return replies == 3; }));
+  }
+  session->send(3, std::string(100000, 'z'));  // cut into pieces of 32 KiB
+  session->send(3, "", true);
+  {
+    std::unique_lock<std::mutex> lk(cmu);
+    ASSERT_TRUE(cv.wait_for(lk, std::chrono::seconds(10), [&] { return !endReason.empty(); }));
+    EXPECT_EQ(got[1], "bye");
+    EXPECT_EQ(got[5].size(), 4 * 3 + 100000u);  // "re:" per piece
+    EXPECT_TRUE(ended.count(1));
+    EXPECT_EQ(endReason, "the peer sent GOAWAY");
+  }
+  std::lock_guard<std::mutex> g(mu);
+  ASSERT_GE(seen.size(), 8u);
+  EXPECT_EQ(seen[0], "syn 1 error");
+  EXPECT_EQ(seen[1], "syn 3 stdin");
+  EXPECT_EQ(seen[2], "syn 5 stdout");
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "ping 2"), seen.end());  // echoed
+  EXPECT_EQ(seen.back(), "data 3  fin");
+}
