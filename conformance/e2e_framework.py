@@ -161,6 +161,37 @@ def new_api_client(base_url):
     return GoWireApiClient(configuration=cfg)
 
 
+def open_websocket_for_url(api_client, path, protocols):
+    """test/e2e/framework/websocket OpenWebSocketForURL: a WebSocket to the API server with the
+    client's credentials (websocket-client, the library the official Python client streams
+    with), offering `protocols`; Origin http://localhost as upstream's helper sets it."""
+    import ssl
+    import websocket  # python3-websocket, a dependency of python3-kubernetes
+
+    cfg = api_client.configuration
+    url = cfg.host.replace("https://", "wss://", 1).replace("http://", "ws://", 1) + path
+    sslopt = None
+    if url.startswith("wss://"):
+        sslopt = {"cert_reqs": ssl.CERT_REQUIRED, "ca_certs": cfg.ssl_ca_cert,
+                  "certfile": cfg.cert_file, "keyfile": cfg.key_file}
+    return websocket.create_connection(url, subprotocols=list(protocols), sslopt=sslopt,
+                                       origin="http://localhost", timeout=60)
+
+
+def websocket_receive(ws):
+    """websocket.Message.Receive: the next message's bytes, or None at the end of the stream
+    (io.EOF: the server closed)."""
+    import websocket
+
+    try:
+        opcode, data = ws.recv_data()
+    except websocket.WebSocketConnectionClosedException:
+        return None
+    if opcode == websocket.ABNF.OPCODE_CLOSE:
+        return None
+    return data
+
+
 _DESERIALIZER = client.ApiClient()
 
 

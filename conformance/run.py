@@ -67,6 +67,10 @@ UPSTREAM_ORDER = sorted([
     "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]",
     "[sig-node] Pods should patch a pod status [Conformance]",
     "[sig-node] Pods should run through the lifecycle of Pods and PodStatus [Conformance]",
+    "[sig-node] Pods should support remote command execution over websockets [NodeConformance] "
+    "[Conformance]",
+    "[sig-node] Pods should support retrieving logs from the container over websockets "
+    "[NodeConformance] [Conformance]",
     "[sig-architecture] Conformance Tests should have at least two untainted nodes "
     "[Conformance]",
     "[sig-node] Container Runtime blackbox test on terminated container should report "

@@ -1,8 +1,9 @@
 """Ports of the Pods [Conformance] tests of test/e2e/common/node/pods.go (kubernetes/kubernetes)
 that need a scheduler and a node but no controller: "should get a host IP", "should be
 submitted and removed", "should allow activeDeadlineSeconds to be updated", "should delete a
-collection of pods", "should patch a pod status" and "should run through the lifecycle of
-Pods and PodStatus".
+collection of pods", "should patch a pod status", "should run through the lifecycle of
+Pods and PodStatus", "should support remote command execution over websockets" and
+"should support retrieving logs from the container over websockets".
 
 Pods really run on the session's two nodes (conftest.py). Image substitutions: the pause
 image is the same reference as upstream's; agnhost with its default arguments (`pause`)
@@ -16,11 +17,12 @@ import time
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from e2e_framework import (AGNHOST_IMAGE, DEFAULT_POD_DELETION_TIMEOUT, PAUSE_IMAGE,
+from e2e_framework import (AGNHOST_IMAGE, BUSYBOX_IMAGE, DEFAULT_POD_DELETION_TIMEOUT, PAUSE_IMAGE,
                            POD_DELETE_TIMEOUT, POD_START_TIMEOUT, IndexerInformerWatcher,
                            PodClient, by, conformance, describe_error, expect_no_error, fail,
                            is_not_found, is_pod_ready, logf, mixin_restricted_pod_security,
-                           new_uuid, rand_string, raw_call, retry_on_conflict, to_model,
+                           new_uuid, open_websocket_for_url, rand_string, raw_call, retry_on_conflict,
+                           to_model, websocket_receive,
                            wait_for_pod_name_running, wait_for_pod_running,
                            wait_for_pod_terminated, wait_for_pods_running_ready, watch_until)
 
@@ -502,3 +504,90 @@ def test_pods_patch_status(new_framework):
             pod_name, p_status_obj.status.reason)
     logf("Status Message: %r and Reason: %r", p_status_obj.status.message,
          p_status_obj.status.reason)
+
+
+def websocket_pod(name, command):
+    """The pod of the two websocket tests: one container "main" running busybox."""
+    return mixin_restricted_pod_security(client.V1Pod(
+        metadata=client.V1ObjectMeta(name=name),
+        spec=client.V1PodSpec(containers=[client.V1Container(
+            name="main", image=BUSYBOX_IMAGE, command=["/bin/sh", "-c", command])])))
+
+
+# Release: v1.13
+# Testname: Pods, remote command execution over websocket
+# Description: A Pod is created. Websocket is created to retrieve exec command output from this
+# pod. Message retrieved form Websocket MUST match with expected exec command output.
+@conformance("[sig-node] Pods should support remote command execution over websockets "
+             "[NodeConformance] [Conformance]")
+def test_pods_exec_over_websockets(new_framework):
+    f, pod_client = pods_framework(new_framework)
+    by("creating the pod")
+    name = "pod-exec-websocket-" + new_uuid()
+    pod = websocket_pod(name, "echo container is alive; sleep 600")
+    by("submitting the pod to kubernetes")
+    pod_client.create_sync(pod)
+
+    path = ("/api/v1/namespaces/%s/pods/%s/exec?stderr=1&stdout=1&container=main&command=echo"
+            "&command=remote+execution+test" % (f.namespace.metadata.name, name))
+    ws = open_websocket_for_url(f.api_client, path, ["channel.k8s.io"])
+    try:
+        # gomega.Eventually(..., time.Minute, 10*time.Second): the first pass reads the whole
+        # stream; later passes find it ended, as upstream's.
+        deadline = time.monotonic() + 60
+        buf = b""
+        while True:
+            while True:
+                msg = websocket_receive(ws)
+                if msg is None:
+                    break
+                if len(msg) == 0:
+                    continue
+                if msg[0] != 1:
+                    if len(msg) == 1:
+                        continue  # skip an empty message on a stream other than stdout
+                    fail("Got message from server that didn't start with channel 1 (STDOUT): %r", msg)
+                buf += msg[1:]
+            err = None
+            if len(buf) == 0:
+                err = "unexpected output from server"
+            elif b"remote execution test" not in buf:
+                err = "expected to find 'remote execution test' in %r" % buf
+            if err is None:
+                break
+            if time.monotonic() > deadline:
+                fail("%s", err)
+            time.sleep(10)
+    finally:
+        ws.close()
+
+
+# Release: v1.13
+# Testname: Pods, logs from websockets
+# Description: A Pod is created. Websocket is created to retrieve log of a container from this
+# pod. Message retrieved form Websocket MUST match with container's output.
+@conformance("[sig-node] Pods should support retrieving logs from the container over websockets "
+             "[NodeConformance] [Conformance]")
+def test_pods_logs_over_websockets(new_framework):
+    f, pod_client = pods_framework(new_framework)
+    by("creating the pod")
+    name = "pod-logs-websocket-" + new_uuid()
+    pod = websocket_pod(name, "echo container is alive; sleep 10000")
+    by("submitting the pod to kubernetes")
+    pod_client.create_sync(pod)
+
+    path = "/api/v1/namespaces/%s/pods/%s/log?container=main" % (f.namespace.metadata.name, name)
+    ws = open_websocket_for_url(f.api_client, path, ["binary.k8s.io"])
+    try:
+        buf = b""
+        while True:
+            msg = websocket_receive(ws)
+            if msg is None:
+                break
+            if len(msg.strip()) == 0:
+                continue
+            buf += msg
+        if buf != b"container is alive\n":
+            fail("Unexpected websocket logs:\n%s", buf.decode(errors="replace"))
+    finally:
+        ws.close()
