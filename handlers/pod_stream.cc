@@ -20,6 +20,7 @@
 #include "handlers/rest_handler.h"
 #include "handlers/status.h"
 #include "handlers/stream/remotecommand_translator.h"
+#include "handlers/stream/spdy_framer.h"
 #include "handlers/stream/websocket.h"
 #include "handlers/stream/websocket_tunnel.h"
 
@@ -205,13 +206,14 @@ void RestHandler::podStream(http::Request& req, const std::shared_ptr<http::Resp
       switching.headers.emplace_back(k, v);
   }
   auto kubelet = dialed->stream;
-  resp->upgrade(std::move(switching),
-                [kubelet, idle = streaming_idle_timeout_seconds_](std::shared_ptr<http::ByteStream> client) {
-                  if (!client) return kubelet->close();
-                  http::RelayOptions ro;
-                  ro.idle_timeout_seconds = idle;
-                  http::relay(std::move(client), kubelet, std::move(ro));
-                });
+  resp->upgrade(std::move(switching), [kubelet, spdy, idle = streaming_idle_timeout_seconds_](
+                                          std::shared_ptr<http::ByteStream> client) {
+    if (!client) return kubelet->close();
+    http::RelayOptions ro;
+    ro.idle_timeout_seconds = idle;
+    if (spdy) ro.activity_meter = stream::spdyActivityMeter;  // pings are not activity
+    http::relay(std::move(client), kubelet, std::move(ro));
+  });
 }
 
 }  // namespace shepherd::handlers

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "handlers/http/relay.h"
 #include "handlers/http/upgrade_dialer.h"
+#include "handlers/stream/spdy_framer.h"
 #include "kubelet-lite/kubelet.h"
 
 namespace shepherd::kubelet {
@@ -125,17 +126,22 @@ void serveStreaming(Kubelet& k, const StreamingOptions& options, const std::stri
       switching.headers.emplace_back(k2, v);
   }
   int idle = options.idle_timeout_seconds;
+  bool spdy = false;
+  for (auto& [k2, v] : req.headers)
+    if (k2 == "upgrade" && v.find("SPDY") != std::string::npos) spdy = true;
   std::string what = kind + " " + ns + "/" + name;
-  resp->upgrade(std::move(switching), [runtimeSide, idle, what](std::shared_ptr<http::ByteStream> client) {
-    if (!client) {
-      runtimeSide->close();  // the client left before the switch: nothing to keep open
-      return;
-    }
-    http::RelayOptions ro;
-    ro.idle_timeout_seconds = idle;
-    ro.on_end = [what] { LOG_INFO("kubelet-lite: " << what << " stream ended"); };
-    http::relay(std::move(client), runtimeSide, std::move(ro));
-  });
+  resp->upgrade(std::move(switching),
+                [runtimeSide, idle, what, spdy](std::shared_ptr<http::ByteStream> client) {
+                  if (!client) {
+                    runtimeSide->close();  // the client left before the switch: nothing to keep open
+                    return;
+                  }
+                  http::RelayOptions ro;
+                  ro.idle_timeout_seconds = idle;
+                  if (spdy) ro.activity_meter = stream::spdyActivityMeter;
+                  ro.on_end = [what] { LOG_INFO("kubelet-lite: " << what << " stream ended"); };
+                  http::relay(std::move(client), runtimeSide, std::move(ro));
+                });
 }
 
 }  // namespace shepherd::kubelet

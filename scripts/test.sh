@@ -48,7 +48,10 @@ if [ "${SHEPHERD_SKIP_ETCD:-0}" != "1" ]; then
   export SHEPHERD_ETCD_SERVERS=$(cat "$etcd_dir/endpoints")
   export SHEPHERD_APISERVER="$PWD/build/cmd/shepherd-apiserver"
   step "end-to-end tests (build, etcd at $SHEPHERD_ETCD_SERVERS)"
-  /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e
+  # Not again here: the fault tests start their own etcd whatever the pass, and streaming
+  # reads storage as any GET does (CI time; see README "Tests").
+  /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e --ignore=tests/e2e/test_etcd_faults.py \
+    --ignore=tests/e2e/test_distributed.py --ignore=tests/e2e/test_streaming.py
   step "conformance (build, etcd)"
   /usr/bin/python3 conformance/run.py  # writes conformance/RESULTS-etcd.md
   step "kubectl 1.27-1.33 matrix (build, etcd)"

@@ -24,22 +24,31 @@ class Relay : public std::enable_shared_from_this<Relay> {
   }
 
   void start() {
-    pump(a_, b_, buf_ab_);
-    pump(b_, a_, buf_ba_);
+    if (opts_.activity_meter) {
+      meter_ab_ = opts_.activity_meter();
+      meter_ba_ = opts_.activity_meter();
+    }
+    pump(a_, b_, buf_ab_, meter_ab_);
+    pump(b_, a_, buf_ba_, meter_ba_);
     tick();
   }
 
  private:
-  void pump(std::shared_ptr<ByteStream> from, std::shared_ptr<ByteStream> to, std::vector<char>& buf) {
+  using Meter = std::function<bool(std::string_view)>;
+
+  void pump(std::shared_ptr<ByteStream> from, std::shared_ptr<ByteStream> to, std::vector<char>& buf,
+            Meter& meter) {
     buf.resize(64 * 1024);
-    from->read(buf.data(), buf.size(), [self = shared_from_this(), from, to, &buf](bool ok, size_t n) {
-      if (!ok) return self->directionEnded(to);
-      self->last_ = Clock::now().time_since_epoch().count();
-      to->write(std::string(buf.data(), n), [self, from, to, &buf](bool ok) {
-        if (!ok) return self->end();
-        self->pump(from, to, buf);
-      });
-    });
+    from->read(buf.data(), buf.size(),
+               [self = shared_from_this(), from, to, &buf, &meter](bool ok, size_t n) {
+                 if (!ok) return self->directionEnded(to);
+                 if (!meter || meter(std::string_view(buf.data(), n)))
+                   self->last_ = Clock::now().time_since_epoch().count();
+                 to->write(std::string(buf.data(), n), [self, from, to, &buf, &meter](bool ok) {
+                   if (!ok) return self->end();
+                   self->pump(from, to, buf, meter);
+                 });
+               });
   }
 
   void directionEnded(const std::shared_ptr<ByteStream>& to) {
@@ -83,6 +92,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   RelayOptions opts_;
   boost::asio::steady_timer timer_;  // on a's strand
   std::vector<char> buf_ab_, buf_ba_;
+  Meter meter_ab_, meter_ba_;  // each used by its direction only
   std::atomic<Clock::rep> last_;
   std::atomic<int> ended_{0};
   std::atomic<bool> done_{false};

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <string_view>
 
 #include "handlers/http/byte_stream.h"
 
@@ -16,6 +17,9 @@ struct RelayOptions {
   int idle_timeout_seconds = 0;
   // Called once when the relay ends (both connections closed).
   std::function<void()> on_end;
+  // Makes, per direction, a judge of whether the bytes that moved count as activity for
+  // the idle timeout (unset: all bytes do); e.g. a SPDY session's keep-alive pings do not.
+  std::function<std::function<bool(std::string_view)>()> activity_meter;
 };
 
 // Runs until either side closes or fails: the end of one direction half-closes the other

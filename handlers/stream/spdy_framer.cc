@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 namespace shepherd::stream {
 
@@ -206,6 +207,35 @@ SpdyFrameDecoder::Result SpdyFrameDecoder::next(SpdyFrame& out) {
   out.payload.assign(b.substr(8, len));
   pos_ += 8 + len;
   return Result::Frame;
+}
+
+bool SpdyActivityMeter::feed(std::string_view bytes) {
+  bool active = false;
+  while (!bytes.empty()) {
+    if (skip_ > 0) {
+      size_t n = std::min(skip_, bytes.size());
+      skip_ -= n;
+      bytes.remove_prefix(n);
+      continue;
+    }
+    size_t n = std::min(sizeof head_ - head_len_, bytes.size());
+    std::memcpy(head_ + head_len_, bytes.data(), n);
+    head_len_ += n;
+    bytes.remove_prefix(n);
+    if (head_len_ < sizeof head_) break;
+    head_len_ = 0;
+    auto u = [&](int i) { return static_cast<uint8_t>(head_[i]); };
+    bool control = u(0) & 0x80;
+    uint16_t type = static_cast<uint16_t>((u(2) << 8) | u(3));
+    if (!control || type != static_cast<uint16_t>(SpdyType::Ping)) active = true;
+    skip_ = (static_cast<size_t>(u(5)) << 16) | (static_cast<size_t>(u(6)) << 8) | u(7);
+  }
+  return active;
+}
+
+std::function<bool(std::string_view)> spdyActivityMeter() {
+  auto meter = std::make_shared<SpdyActivityMeter>();
+  return [meter](std::string_view bytes) { return meter->feed(bytes); };
 }
 
 std::string spdySynStream(uint32_t id, std::string_view block, uint8_t flags) {

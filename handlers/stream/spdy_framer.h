@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -94,6 +95,23 @@ class SpdyFrameDecoder {
 };
 
 uint32_t readU32(std::string_view s, size_t at);
+
+// Follows the frames of one direction of a relayed SPDY session without keeping them:
+// feed() says whether the bytes held any frame but a PING, so keep-alive pings (kubectl
+// sends one every 5 s) do not keep an idle session open.
+// Thread-safety: none (one per direction).
+class SpdyActivityMeter {
+ public:
+  bool feed(std::string_view bytes);
+
+ private:
+  char head_[8];
+  size_t head_len_ = 0;
+  size_t skip_ = 0;  // body bytes of the current frame still to pass
+};
+
+// A new meter as http::RelayOptions::activity_meter wants one.
+std::function<bool(std::string_view)> spdyActivityMeter();
 
 // Encoders. `block` arguments are already compressed.
 std::string spdySynStream(uint32_t id, std::string_view block, uint8_t flags = 0);

@@ -11,27 +11,33 @@ import hashlib
 import json
 import os
 import re
-import socket
 import subprocess
+import sys
+import tempfile
 import threading
+import uuid
 import time
 import urllib.request
 
 import pytest
 
-from conftest import KUBECTL_BINS
-from test_kubelet import TERM_AWARE, make_pod, node, ns, running, sh, wait_pod  # noqa: F401 (fixtures)
+from test_kubelet import make_pod, ns, running, sh, wait_pod  # noqa: F401 (fixtures)
 
-VERSIONS = {
-    "1.27": KUBECTL_BINS["1.27"],
-    "1.29": "/usr/lib/google-cloud-sdk/bin/kubectl.1.29",
-    "1.30": "/usr/lib/google-cloud-sdk/bin/kubectl.1.30",
-    "1.33": KUBECTL_BINS["1.33"],
-}
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
+import real_node  # noqa: E402
+
+IDLE_TIMEOUT = 12  # the node's --streaming-connection-idle-timeout, seconds
+
+# The issue's four versions run every check; exec and port-forward run on every version
+# (the protocol changes at 1.30 for exec and at 1.31 for port-forward).
+ALL_VERSIONS = {v: "/usr/lib/google-cloud-sdk/bin/kubectl." + v for v in
+                ("1.27", "1.28", "1.29", "1.30", "1.31", "1.32", "1.33")}
+VERSIONS = {v: ALL_VERSIONS[v] for v in ("1.27", "1.29", "1.30", "1.33")}
 
 
 def kubectl_cmd(server, version, *args):
-    return [VERSIONS[version], "--kubeconfig", server.kubeconfig] + list(args)
+    return [ALL_VERSIONS[version], "--kubeconfig", server.kubeconfig] + list(args)
 
 
 def kenv(server):
@@ -61,6 +67,22 @@ def in_terminal(server, argv, keys, settle, timeout):
 
 
 @pytest.fixture(scope="module")
+def node(server):
+    """A real node whose kubelet-lite closes sessions idle for IDLE_TIMEOUT seconds."""
+    workdir = tempfile.mkdtemp(prefix="shs-")
+    name = "stream-node-" + uuid.uuid4().hex[:6]
+    n = real_node.RealNode(workdir, name, server.base_url, real_node.free_subnets(1)[0],
+                           kubeconfig=server.node_kubeconfig(name),
+                           extra_args=["--streaming-connection-idle-timeout=%ds" % IDLE_TIMEOUT])
+    try:
+        n.start()
+        yield n
+    finally:
+        n.stop()
+        subprocess.run(["rm", "-rf", workdir])
+
+
+@pytest.fixture(scope="module")
 def box(server, node, ns):
     """A long-running busybox pod serving /www over httpd on port 80."""
     make_pod(server, node, ns, "box", [{
@@ -71,7 +93,7 @@ def box(server, node, ns):
     return "box"
 
 
-@pytest.mark.parametrize("version", sorted(VERSIONS))
+@pytest.mark.parametrize("version", sorted(ALL_VERSIONS))
 def test_exec_streams_and_exit_code(server, ns, box, version):
     out = run(server, version, "-n", ns, "exec", box, "--", "sh", "-c", "echo out; echo err >&2; exit 3")
     assert out.stdout == "out\n", out.stderr
@@ -115,7 +137,7 @@ def test_cp_10mb_both_ways(server, ns, box, version, tmp_path):
     assert hashlib.sha256(back.read_bytes()).hexdigest() == hashlib.sha256(data).hexdigest()
 
 
-@pytest.mark.parametrize("version", sorted(VERSIONS))
+@pytest.mark.parametrize("version", sorted(ALL_VERSIONS))
 def test_port_forward_carries_http(server, ns, box, version):
     proc = subprocess.Popen(kubectl_cmd(server, version, "-n", ns, "port-forward", "pod/" + box, ":80"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kenv(server))
@@ -212,4 +234,27 @@ def test_vanished_client_releases_the_session(server, ns, box, version):
     deadline = time.monotonic() + 30
     while exec_processes(server, ns, box, marker):
         assert time.monotonic() < deadline, "the exec'd shell outlived its client"
+        time.sleep(0.5)
+
+
+@pytest.mark.parametrize("version", ["1.27", "1.33"])
+def test_idle_session_is_closed(server, ns, box, version):
+    # stdin stays open and silent: only keep-alive pings move (kubectl's own, every 5 s),
+    # which do not count; the node closes the session after its idle timeout.
+    marker = "idle-%s" % version.replace(".", "")
+    t0 = time.monotonic()
+    proc = subprocess.Popen(kubectl_cmd(server, version, "-n", ns, "exec", "-i", box, "--", "sh", "-c",
+                                        "cat > /dev/null; echo " + marker),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=kenv(server))
+    try:
+        proc.wait(timeout=IDLE_TIMEOUT + 30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    elapsed = time.monotonic() - t0
+    assert elapsed >= IDLE_TIMEOUT - 1, "ended after %.1f s, before the idle timeout" % elapsed
+    deadline = time.monotonic() + 30
+    while exec_processes(server, ns, box, marker):
+        assert time.monotonic() < deadline, "the idle session's shell is still running"
         time.sleep(0.5)

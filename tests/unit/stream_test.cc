@@ -150,6 +150,22 @@ TEST(Spdy, FramesDecodeFromPieces) {
   EXPECT_EQ(readU32(frames[3].payload, 4), 5u);
 }
 
+TEST(Spdy, ActivityMeterIgnoresOnlyPings) {
+  SpdyActivityMeter m;
+  std::string pings = spdyPing(1) + spdyPing(3) + spdyPing(5);
+  EXPECT_FALSE(m.feed(pings));
+  // A data frame cut across feeds: its header counts once it is whole, its body never.
+  std::string data = spdyData(3, std::string(1000, 'x'));
+  EXPECT_FALSE(m.feed(data.substr(0, 5)));
+  EXPECT_TRUE(m.feed(data.substr(5, 10)));
+  EXPECT_FALSE(m.feed(data.substr(15)));
+  // A body that happens to look like a ping frame header is skipped as body.
+  std::string tricky = spdyData(3, spdyPing(7)) + spdyPing(9);
+  EXPECT_TRUE(m.feed(tricky));
+  EXPECT_FALSE(m.feed(spdyPing(11)));
+  EXPECT_TRUE(m.feed(spdyGoAway(0, 0)));
+}
+
 TEST(Spdy, HeaderBlockRejectsTruncation) {
   std::string block = encodeSpdyHeaderBlock({{"port", "8080"}});
   EXPECT_FALSE(decodeSpdyHeaderBlock(block.substr(0, block.size() - 1)));
