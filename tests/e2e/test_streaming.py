@@ -49,10 +49,10 @@ def run(server, version, *args, input=None, timeout=120, text=True):
                           timeout=timeout, text=text, env=kenv(server))
 
 
-def in_terminal(server, argv, keys, settle, timeout):
-    """Runs kubectl under `script` (so it has a terminal), types `keys` after `settle`
-    seconds; returns (exit code, output)."""
-    cmd = " ".join("'%s'" % a for a in argv)
+def in_terminal(server, argv, keys, settle, timeout, rows=37, cols=101):
+    """Runs kubectl under `script` (so it has a terminal of rows x cols), types `keys` after
+    `settle` seconds; returns (exit code, output)."""
+    cmd = "stty rows %d cols %d; " % (rows, cols) + " ".join("'%s'" % a for a in argv)
     proc = subprocess.Popen(["script", "-qec", cmd, "/dev/null"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, env=kenv(server))
     try:
@@ -113,11 +113,13 @@ def test_exec_stdin_10mb_through_sha256sum(server, ns, box, version):
 
 @pytest.mark.parametrize("version", sorted(VERSIONS))
 def test_exec_tty_under_script(server, ns, box, version):
-    # kubectl has a terminal; the shell in the pod gets one too.
+    # kubectl has a terminal; the shell in the pod gets one too, of the same size (the
+    # resize stream / channel 4).
     rc, text = in_terminal(server, kubectl_cmd(server, version, "-n", ns, "exec", "-it", box, "--", "sh"),
-                           b"tty; echo answer-$((6*7)); exit 4\n", 2, 60)
+                           b"tty; stty size; echo answer-$((6*7)); exit 4\n", 2, 60)
     assert "answer-42" in text, text
     assert re.search(r"/dev/pts/\d+", text), text
+    assert "\n37 101" in text.replace("\r", ""), text
     assert rc == 4, text
 
 
@@ -154,7 +156,7 @@ def test_port_forward_carries_http(server, ns, box, version):
         proc.wait(timeout=10)
 
 
-@pytest.mark.parametrize("version", ["1.27", "1.33"])
+@pytest.mark.parametrize("version", sorted(VERSIONS))
 def test_attach_pipes_stdin_and_output(server, node, ns, version):
     name = "attach-" + version.replace(".", "")
     # The container ends after one line, which ends the attach (as upstream's: an attach
@@ -168,7 +170,7 @@ def test_attach_pipes_stdin_and_output(server, node, ns, version):
     assert out.returncode == 0, out.stderr
 
 
-@pytest.mark.parametrize("version", ["1.27", "1.33"])
+@pytest.mark.parametrize("version", sorted(VERSIONS))
 def test_run_it_rm_cleans_up(server, node, ns, version):
     name = "run-" + version.replace(".", "")
     overrides = json.dumps({"apiVersion": "v1", "spec": {"nodeName": node.name}})
