@@ -89,7 +89,7 @@ class AsioByteStream final : public ByteStream, public std::enable_shared_from_t
     auto& sock = boost::beast::get_lowest_layer(stream_).socket();
     sock.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
     sock.close(ec);
-    if (!writing_) failQueue();
+    failQueue();  // the write in flight, if any, completes on its own
   }
 
   void failQueue() {
@@ -114,16 +114,17 @@ class AsioByteStream final : public ByteStream, public std::enable_shared_from_t
                                                                 ec);
       return pump();
     }
+    // The piece in flight lives in the write's handler, not in this object: callbacks that
+    // hold this stream then never form a cycle with it, even if the handler is dropped.
     writing_ = true;
-    current_ = std::move(queue_.front());
+    auto cur = std::make_shared<Pending>(std::move(queue_.front()));
     queue_.pop_front();
-    boost::asio::async_write(stream_, boost::asio::buffer(current_.data),
-                             [self = this->shared_from_this()](boost::beast::error_code ec, size_t) {
+    boost::asio::async_write(stream_, boost::asio::buffer(cur->data),
+                             [self = this->shared_from_this(), cur](boost::beast::error_code ec, size_t) {
                                self->writing_ = false;
-                               auto cur = std::move(self->current_);
-                               self->pending_bytes_.fetch_sub(cur.data.size());
+                               self->pending_bytes_.fetch_sub(cur->data.size());
                                if (ec) self->closeNow();
-                               if (cur.done) cur.done(!ec);
+                               if (cur->done) cur->done(!ec);
                                self->pump();
                              });
   }
@@ -131,7 +132,6 @@ class AsioByteStream final : public ByteStream, public std::enable_shared_from_t
   Stream stream_;
   std::string leftover_;
   std::deque<Pending> queue_;  // strand only
-  Pending current_;
   bool writing_ = false;
   bool closed_ = false;
   std::atomic<bool> closed_flag_{false};

@@ -3,6 +3,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -75,6 +76,17 @@ struct Server::Impl {
   std::mutex sessions_mu;
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
   std::optional<net::ssl::context> ssl;  // set when serving HTTPS
+  // Connections handed over by upgrade(): stop() closes them while the io threads still
+  // run, so their sessions unwind (and free everything they hold) before the io_context goes.
+  std::mutex upgraded_mu;
+  std::vector<std::weak_ptr<ByteStream>> upgraded;
+
+  void trackUpgraded(const std::shared_ptr<ByteStream>& s) {
+    std::lock_guard<std::mutex> g(upgraded_mu);
+    upgraded.erase(std::remove_if(upgraded.begin(), upgraded.end(), [](auto& w) { return w.expired(); }),
+                   upgraded.end());
+    upgraded.push_back(s);
+  }
 
   Impl(ServerOptions o, Handler h) : opts(std::move(o)), handler(std::move(h)) {}
   void accept();
@@ -472,7 +484,10 @@ class Session final : public SessionBase {
           std::string leftover = beast::buffers_to_string(self->buffer_.data());
           self->buffer_.consume(self->buffer_.size());
           self->closed_ = true;  // the session no longer owns the connection
-          fn(std::make_shared<AsioByteStream<Stream>>(std::move(self->stream_), std::move(leftover)));
+          auto upgraded =
+              std::make_shared<AsioByteStream<Stream>>(std::move(self->stream_), std::move(leftover));
+          self->srv_.trackUpgraded(upgraded);
+          fn(std::move(upgraded));
         });
   }
 
@@ -784,6 +799,23 @@ void Server::stop(int grace_seconds) {
   while (impl_->connections.load() > 0 && std::chrono::steady_clock::now() < flushDeadline) {
     shutdownSessions();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // Upgraded connections (exec, attach, port-forward sessions) end now; their owners get
+  // a moment to unwind on the io threads.
+  {
+    std::vector<std::shared_ptr<ByteStream>> live;
+    {
+      std::lock_guard<std::mutex> g(impl_->upgraded_mu);
+      for (auto& w : impl_->upgraded)
+        if (auto s = w.lock()) live.push_back(s);
+    }
+    for (auto& s : live) s->close();
+    std::vector<std::weak_ptr<ByteStream>> watch(live.begin(), live.end());
+    live.clear();
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    while (std::chrono::steady_clock::now() < until &&
+           std::any_of(watch.begin(), watch.end(), [](auto& w) { return !w.expired(); }))
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   impl_->work.reset();
   impl_->ioc.stop();

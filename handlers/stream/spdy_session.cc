@@ -135,15 +135,16 @@ void SpdyClientSession::handle(SpdyFrame& f) {
 }
 
 void SpdyClientSession::end(const std::string& why) {
-  std::function<void(const std::string&)> fn;
+  Callbacks cb;  // released here: they usually hold the session's owner (no cycle left)
   {
     std::lock_guard<std::mutex> g(mu_);
     if (ended_) return;
     ended_ = true;
-    fn = std::move(cb_.on_end);
+    cb = std::move(cb_);
+    cb_ = Callbacks();
   }
   conn_->close();
-  if (fn) fn(why);
+  if (cb.on_end) cb.on_end(why);
 }
 
 }  // namespace shepherd::stream

@@ -254,6 +254,9 @@ void WebSocketConnection::end() {
     fn = std::move(on_end_);
   }
   stream_->close();
+  // The message callback usually holds its owner, which holds this connection: drop it
+  // (on the strand, where it is called) so the pair is freed.
+  boost::asio::post(stream_->executor(), [self = shared_from_this()] { self->on_message_ = nullptr; });
   if (fn) fn();
 }
 
