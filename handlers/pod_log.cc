@@ -85,22 +85,6 @@ Result<LogRequest> parseLogOptions(const http::Request& req, const std::string& 
   return out;
 }
 
-// A kubelet's error answer (plain text) as the API server reports it.
-ApiError kubeletError(int code, const std::string& body, const std::string& pod) {
-  std::string text = body;
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  if (code == 400) return ApiError::badRequest(text);
-  if (code == 500) return ApiError::internal(text);
-  if (code == 404) {
-    ApiError e = ApiError::make(404, "NotFound",
-                                text.empty() ? "the server could not find the requested resource" : text);
-    e.kind = "pods/log";
-    e.name = pod;
-    return e;
-  }
-  return ApiError::make(code, "InternalError", "the kubelet answered " + std::to_string(code) + ": " + text);
-}
-
 bool tlsPending(beast::tcp_stream&) {
   return false;
 }
@@ -144,7 +128,7 @@ void relayKubeletLogs(Stream& stream, const std::string& host, const std::string
       readPiece(got);
       body.append(piece, got);
     }
-    return resp->send(errorResponse(kubeletError(code, body, pod)));
+    return resp->send(errorResponse(kubeletError(code, body, "pods/log", pod)));
   }
   auto writer = resp->startStream(200, {{"Content-Type", "text/plain"}});
   if (!writer) return;  // the client is gone

@@ -51,23 +51,14 @@ bool headerHasToken(const http::Request& req, std::string_view name, std::string
   return false;
 }
 
-// The kubelet's answer when it did not switch protocols, as a Status for the client.
-ApiError kubeletRefusal(const http::Response& r) {
-  std::string text = r.body;
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  if (text.empty()) text = "the kubelet answered " + std::to_string(r.status);
-  switch (r.status) {
-    case 400:
-      return ApiError::badRequest(text);
-    case 404:
-      return ApiError::make(404, "NotFound", text);
-    case 401:
-    case 403:
-      return ApiError::make(r.status == 401 ? 401 : 403, r.status == 401 ? "Unauthorized" : "Forbidden",
-                            text);
-    default:
-      return ApiError::internal(text);
-  }
+// Dials the kubelet; anything but a switch of protocols is an error for the client.
+Result<http::UpgradeResult> dialKubelet(const http::UpgradeRequest& up, const std::string& sub,
+                                        const std::string& pod) {
+  auto dialed = http::dialUpgrade(up);
+  if (!dialed) return dialed.error();
+  if (dialed->response.status != 101)
+    return kubeletError(dialed->response.status, dialed->response.body, "pods/" + sub, pod);
+  return dialed;
 }
 
 }  // namespace
@@ -154,9 +145,8 @@ void RestHandler::podStream(http::Request& req, const std::shared_ptr<http::Resp
     up.headers = {{"Connection", "Upgrade"},
                   {"Upgrade", "SPDY/3.1"},
                   {"X-Stream-Protocol-Version", "portforward.k8s.io"}};
-    auto dialed = http::dialUpgrade(up);
+    auto dialed = dialKubelet(up, sub, s.name);
     if (!dialed) return resp->send(errorResponse(dialed.error()));
-    if (dialed->response.status != 101) return resp->send(errorResponse(kubeletRefusal(dialed->response)));
     auto kubelet = dialed->stream;
     return resp->upgrade(
         stream::websocketAccept(key, std::string(stream::kPortForwardTunnelProtocol)),
@@ -176,9 +166,8 @@ void RestHandler::podStream(http::Request& req, const std::shared_ptr<http::Resp
     up.headers = {{"Connection", "Upgrade"},
                   {"Upgrade", "SPDY/3.1"},
                   {"X-Stream-Protocol-Version", "v4.channel.k8s.io"}};
-    auto dialed = http::dialUpgrade(up);
+    auto dialed = dialKubelet(up, sub, s.name);
     if (!dialed) return resp->send(errorResponse(dialed.error()));
-    if (dialed->response.status != 101) return resp->send(errorResponse(kubeletRefusal(dialed->response)));
     auto kubelet = dialed->stream;
     return resp->upgrade(stream::websocketAccept(key, std::string(stream::kRemoteCommandV5)),
                          [kubelet, ro](std::shared_ptr<http::ByteStream> c) {
@@ -195,9 +184,8 @@ void RestHandler::podStream(http::Request& req, const std::shared_ptr<http::Resp
     if (k == "connection" || k == "upgrade" || k == "x-stream-protocol-version" ||
         k.rfind("sec-websocket-", 0) == 0)
       up.headers.emplace_back(k, v);
-  auto dialed = http::dialUpgrade(up);
+  auto dialed = dialKubelet(up, sub, s.name);
   if (!dialed) return resp->send(errorResponse(dialed.error()));
-  if (dialed->response.status != 101) return resp->send(errorResponse(kubeletRefusal(dialed->response)));
   http::Response switching{101, {}, ""};
   for (auto& [k, v] : dialed->response.headers) {
     std::string name = lower(k);

@@ -57,4 +57,20 @@ Result<KubeletEndpoint> kubeletEndpoint(registry::Registry& registry, const std:
   return out;
 }
 
+ApiError kubeletError(int code, const std::string& body, const std::string& subresource,
+                      const std::string& pod) {
+  std::string text = body;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (code == 400) return ApiError::badRequest(text);
+  if (code == 500) return ApiError::internal(text);
+  if (code == 404) {
+    ApiError e = ApiError::make(404, "NotFound",
+                                text.empty() ? "the server could not find the requested resource" : text);
+    e.kind = subresource;
+    e.name = pod;
+    return e;
+  }
+  return ApiError::make(code, "InternalError", "the kubelet answered " + std::to_string(code) + ": " + text);
+}
+
 }  // namespace shepherd::handlers

@@ -21,4 +21,9 @@ struct KubeletEndpoint {
 };
 Result<KubeletEndpoint> kubeletEndpoint(registry::Registry& registry, const std::string& node_name);
 
+// A kubelet's error answer (plain text) as the API server reports it; `subresource`
+// ("pods/log", "pods/exec", ...) names what was not found on a 404.
+ApiError kubeletError(int code, const std::string& body, const std::string& subresource,
+                      const std::string& pod);
+
 }  // namespace shepherd::handlers

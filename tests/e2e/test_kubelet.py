@@ -6,6 +6,7 @@ orphan clean-up, and the fake runtime.
 Pods are bound by setting spec.nodeName (no scheduler is needed). The node runs under a
 short temporary directory with its own pod subnet and bridge (tests/harness/real_node.py).
 """
+import contextlib
 import http.client
 import json
 import os
@@ -30,18 +31,25 @@ import real_node  # noqa: E402
 KUBECTL = KUBECTL_BINS["1.33"]
 
 
-@pytest.fixture(scope="module")
-def node(server):
+@contextlib.contextmanager
+def started_node(server, prefix, extra_args=()):
+    """A real node (containerd + kubelet-lite) on `server`, removed afterwards."""
     workdir = tempfile.mkdtemp(prefix="shk-")
-    name = "e2e-node-" + uuid.uuid4().hex[:6]
+    name = prefix + uuid.uuid4().hex[:6]
     n = real_node.RealNode(workdir, name, server.base_url, real_node.free_subnets(1)[0],
-                           kubeconfig=server.node_kubeconfig(name))
+                           kubeconfig=server.node_kubeconfig(name), extra_args=extra_args)
     try:
         n.start()
         yield n
     finally:
         n.stop()
         subprocess.run(["rm", "-rf", workdir])
+
+
+@pytest.fixture(scope="module")
+def node(server):
+    with started_node(server, "e2e-node-") as n:
+        yield n
 
 
 @pytest.fixture(scope="module")

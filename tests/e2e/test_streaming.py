@@ -12,20 +12,13 @@ import json
 import os
 import re
 import subprocess
-import sys
-import tempfile
 import threading
-import uuid
 import time
 import urllib.request
 
 import pytest
 
-from test_kubelet import make_pod, ns, running, sh, wait_pod  # noqa: F401 (fixtures)
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
-import real_node  # noqa: E402
+from test_kubelet import make_pod, ns, running, sh, started_node, wait_pod  # noqa: F401 (fixtures)
 
 IDLE_TIMEOUT = 12  # the node's --streaming-connection-idle-timeout, seconds
 
@@ -69,17 +62,8 @@ def in_terminal(server, argv, keys, settle, timeout, rows=37, cols=101):
 @pytest.fixture(scope="module")
 def node(server):
     """A real node whose kubelet-lite closes sessions idle for IDLE_TIMEOUT seconds."""
-    workdir = tempfile.mkdtemp(prefix="shs-")
-    name = "stream-node-" + uuid.uuid4().hex[:6]
-    n = real_node.RealNode(workdir, name, server.base_url, real_node.free_subnets(1)[0],
-                           kubeconfig=server.node_kubeconfig(name),
-                           extra_args=["--streaming-connection-idle-timeout=%ds" % IDLE_TIMEOUT])
-    try:
-        n.start()
+    with started_node(server, "stream-node-", ["--streaming-connection-idle-timeout=%ds" % IDLE_TIMEOUT]) as n:
         yield n
-    finally:
-        n.stop()
-        subprocess.run(["rm", "-rf", workdir])
 
 
 @pytest.fixture(scope="module")
@@ -260,3 +244,21 @@ def test_idle_session_is_closed(server, ns, box, version):
     while exec_processes(server, ns, box, marker):
         assert time.monotonic() < deadline, "the idle session's shell is still running"
         time.sleep(0.5)
+
+
+def test_bad_stream_requests_get_a_status(server, ns, box):
+    spdy = {"Connection": "Upgrade", "Upgrade": "SPDY/3.1", "X-Stream-Protocol-Version": "v4.channel.k8s.io"}
+    base = "/api/v1/namespaces/%s/pods/" % ns
+    cases = [
+        (base + box + "/exec?command=ls&stdout=true&container=nope", spdy, 400,
+         "container nope is not valid for pod box"),
+        (base + box + "/exec?stdout=true", spdy, 400, "you must specify at least 1 command"),
+        (base + box + "/exec?command=ls", spdy, 400, "you must specify at least 1 of stdin, stdout, stderr"),
+        (base + box + "/exec?command=ls&stdout=true", {}, 400, "Upgrade request required"),
+        (base + "missing/exec?command=ls&stdout=true", spdy, 404, 'pods "missing" not found'),
+    ]
+    for path, headers, code, message in cases:
+        status, _, body = server.api.request("POST", path, headers=headers)
+        st = json.loads(body)
+        assert (status, st["kind"], st["code"]) == (code, "Status", code), (path, body)
+        assert st["message"] == message, (path, body)
