@@ -120,12 +120,10 @@ std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node) {
 }
 
 int64_t score(const PodInfo& pod, const NodeInfo& node) {
-  // Requests of zero count as upstream's defaults (100m CPU, 200Mi) for scoring only, so
-  // best-effort pods still spread.
-  int64_t podCpu = pod.requests.milli_cpu > 0 ? pod.requests.milli_cpu : 100;
-  int64_t podMem = pod.requests.memory > 0 ? pod.requests.memory : 200LL * 1024 * 1024;
-  int64_t cpu = node.requested.milli_cpu + podCpu;
-  int64_t mem = node.requested.memory + podMem;
+  // CPU and memory as scored by upstream: missing requests count as the defaults, on the
+  // node's pods as on this one, so best-effort pods spread.
+  int64_t cpu = node.non_zero_requested.milli_cpu + pod.non_zero_requests.milli_cpu;
+  int64_t mem = node.non_zero_requested.memory + pod.non_zero_requests.memory;
   // NodeResourcesFit (LeastAllocated), weight 1.
   int64_t least =
       (fraction100(cpu, node.allocatable.milli_cpu) + fraction100(mem, node.allocatable.memory)) / 2;

@@ -22,6 +22,23 @@ Resources& Resources::operator-=(const Resources& o) {
   return *this;
 }
 
+void NodeInfo::addPod(const PodInfo& pod) {
+  removePod(pod.key);
+  requested += pod.requests;
+  non_zero_requested += pod.non_zero_requests;
+  for (const auto& hp : pod.host_ports) used_ports.insert(hp);
+  pods[pod.key] = pod;
+}
+
+void NodeInfo::removePod(const std::string& key) {
+  auto p = pods.find(key);
+  if (p == pods.end()) return;
+  requested -= p->second.requests;
+  non_zero_requested -= p->second.non_zero_requests;
+  for (const auto& hp : p->second.host_ports) used_ports.erase(hp);
+  pods.erase(p);
+}
+
 namespace {
 
 int64_t quantity(const json::Value* list, const char* name, bool milli) {
@@ -34,13 +51,23 @@ int64_t quantity(const json::Value* list, const char* name, bool milli) {
   return static_cast<int64_t>(std::ceil(x - 1e-9L));
 }
 
-Resources containerRequests(const json::Value& c) {
+// Upstream's DefaultMilliCPURequest and DefaultMemoryRequest (scheduler util).
+constexpr int64_t kDefaultMilliCpuRequest = 100;
+constexpr int64_t kDefaultMemoryRequest = 200LL * 1024 * 1024;
+
+bool has(const json::Value* list, const char* name) {
+  return list && list->IsObject() && json::find(*list, name) != nullptr;
+}
+
+Resources containerRequests(const json::Value& c, bool non_zero) {
   Resources r;
   const json::Value* res = json::find(c, "resources");
   const json::Value* req = res ? json::find(*res, "requests") : nullptr;
   r.milli_cpu = quantity(req, "cpu", true);
   r.memory = quantity(req, "memory", false);
   r.ephemeral_storage = quantity(req, "ephemeral-storage", false);
+  if (non_zero && !has(req, "cpu")) r.milli_cpu = kDefaultMilliCpuRequest;
+  if (non_zero && !has(req, "memory")) r.memory = kDefaultMemoryRequest;
   return r;
 }
 
@@ -64,15 +91,15 @@ NodeSelectorTerm parseTerm(const json::Value& term) {
 
 }  // namespace
 
-Resources podRequests(const json::Value& spec) {
+Resources podRequests(const json::Value& spec, bool non_zero) {
   // Effective request: the sum over containers, or the largest init container if that is
   // larger (init containers run one at a time), plus pod overhead.
   Resources sum;
   if (const json::Value* cs = json::find(spec, "containers"); cs && cs->IsArray())
-    for (auto& c : cs->GetArray()) sum += containerRequests(c);
+    for (auto& c : cs->GetArray()) sum += containerRequests(c, non_zero);
   if (const json::Value* ics = json::find(spec, "initContainers"); ics && ics->IsArray())
     for (auto& c : ics->GetArray()) {
-      Resources r = containerRequests(c);
+      Resources r = containerRequests(c, non_zero);
       sum.milli_cpu = std::max(sum.milli_cpu, r.milli_cpu);
       sum.memory = std::max(sum.memory, r.memory);
       sum.ephemeral_storage = std::max(sum.ephemeral_storage, r.ephemeral_storage);
@@ -102,6 +129,7 @@ PodInfo parsePod(const json::Value& pod) {
   p.node_name = json::getString(*spec, "nodeName");
   p.priority = static_cast<int32_t>(json::getInt(*spec, "priority").value_or(0));
   p.requests = podRequests(*spec);
+  p.non_zero_requests = podRequests(*spec, true);
   if (const json::Value* ns = json::find(*spec, "nodeSelector"); ns && ns->IsObject())
     for (auto& m : ns->GetObject()) p.node_selector.emplace(json::view(m.name), json::view(m.value));
   if (const json::Value* na = json::findPath(*spec, {"affinity", "nodeAffinity"})) {

@@ -60,6 +60,9 @@ struct PodInfo {
   int32_t priority = 0;
   std::string creation;  // RFC 3339, for queue order
   Resources requests;    // pods = 1
+  // For scoring only: a container without a cpu or memory request counts as upstream's
+  // defaults (100m, 200Mi), so best-effort pods still spread (upstream NonZeroRequested).
+  Resources non_zero_requests;
   std::map<std::string, std::string> node_selector;
   std::vector<NodeSelectorTerm> required_terms;  // ORed; empty = no requirement
   std::vector<PreferredTerm> preferred_terms;
@@ -76,13 +79,21 @@ struct NodeInfo {
   bool unschedulable = false;
   bool ready = false;
   Resources allocatable;
-  Resources requested;  // of pods bound or assumed here
+  Resources requested;           // of pods bound or assumed here
+  Resources non_zero_requested;  // the same pods' non_zero_requests, for scoring
   std::set<HostPort> used_ports;
   std::map<std::string, PodInfo> pods;  // by pod key
+
+  // Charges the pod's requests and host ports here (replacing an earlier copy of it).
+  void addPod(const PodInfo& pod);
+  // Releases what addPod charged; a pod not here is ignored.
+  void removePod(const std::string& key);
 };
 
 PodInfo parsePod(const json::Value& pod);
 NodeInfo parseNode(const json::Value& node);  // without pods
-Resources podRequests(const json::Value& spec);
+// The pod's effective requests; with non_zero, containers missing a cpu or memory
+// request count upstream's scoring defaults instead.
+Resources podRequests(const json::Value& spec, bool non_zero = false);
 
 }  // namespace shepherd::scheduler

@@ -94,21 +94,12 @@ void Scheduler::addPodToCache(const PodInfo& pod) {
   if (prev != pod_node_.end()) {
     if (prev->second == pod.node_name) return;  // assumed here already, or already counted
     auto n = node_map_.find(prev->second);
-    if (n != node_map_.end()) {
-      auto p = n->second.pods.find(pod.key);
-      if (p != n->second.pods.end()) {
-        n->second.requested -= p->second.requests;
-        for (const auto& hp : p->second.host_ports) n->second.used_ports.erase(hp);
-        n->second.pods.erase(p);
-      }
-    }
+    if (n != node_map_.end()) n->second.removePod(pod.key);
   }
   pod_node_[pod.key] = pod.node_name;
   auto& node = node_map_[pod.node_name];
   if (node.name.empty()) node.name = pod.node_name;  // a node we have not seen yet
-  node.requested += pod.requests;
-  for (const auto& hp : pod.host_ports) node.used_ports.insert(hp);
-  node.pods[pod.key] = pod;
+  node.addPod(pod);
 }
 
 void Scheduler::removePodFromCache(const std::string& key) {
@@ -116,14 +107,7 @@ void Scheduler::removePodFromCache(const std::string& key) {
   auto prev = pod_node_.find(key);
   if (prev == pod_node_.end()) return;
   auto n = node_map_.find(prev->second);
-  if (n != node_map_.end()) {
-    auto p = n->second.pods.find(key);
-    if (p != n->second.pods.end()) {
-      n->second.requested -= p->second.requests;
-      for (const auto& hp : p->second.host_ports) n->second.used_ports.erase(hp);
-      n->second.pods.erase(p);
-    }
-  }
+  if (n != node_map_.end()) n->second.removePod(key);
   pod_node_.erase(prev);
 }
 
@@ -271,10 +255,7 @@ void Scheduler::scheduleOne(const std::string& key) {
       }
       // Assume: charge the node now so the next pod sees it, before the bind returns.
       pod.node_name = chosen;
-      NodeInfo& n = node_map_[chosen];
-      n.requested += pod.requests;
-      for (const auto& hp : pod.host_ports) n.used_ports.insert(hp);
-      n.pods[pod.key] = pod;
+      node_map_[chosen].addPod(pod);
       pod_node_[pod.key] = chosen;
     }
   }
@@ -326,11 +307,7 @@ void Scheduler::bindLoop() {
       auto it = pod_node_.find(t.pod.key);
       if (it != pod_node_.end() && it->second == t.node) {
         auto n = node_map_.find(t.node);
-        if (n != node_map_.end()) {
-          n->second.requested -= t.pod.requests;
-          for (const auto& hp : t.pod.host_ports) n->second.used_ports.erase(hp);
-          n->second.pods.erase(t.pod.key);
-        }
+        if (n != node_map_.end()) n->second.removePod(t.pod.key);
         pod_node_.erase(it);
       }
     }

@@ -208,7 +208,10 @@ def test_racing_schedulers_and_manual_bindings_never_bind_twice(cluster):
     assert wait_for(lambda: sum(1 for p in pods(api, "default") if p["spec"].get("nodeName")) == n, 60)
     time.sleep(1)
     stop.set()
-    api.post("/api/v1/namespaces/default/configmaps", {"metadata": {"name": "wake-watch"}})
+    # One more pod event wakes the watch so it sees stop (same node: changes nothing).
+    api.patch("/api/v1/namespaces/default/pods/race-0", {"metadata": {"annotations": {"wake-watch": "1"}}})
+    w.join(timeout=30)
+    assert not w.is_alive(), "the pod watch never saw the last event"
     for name, seq in changes.items():
         assigned = [x for x in seq if x]
         assert len(set(assigned)) == 1, (name, seq)  # never moved once bound
