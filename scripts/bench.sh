@@ -6,14 +6,14 @@
 #   scripts/bench.sh                 all benchmarks, three runs each
 #   scripts/bench.sh writes          one of: writes, reads, watch, footprint, scheduler, pod-startup,
 #                                    etcd (creates and per-node watches with the API server on
-#                                    etcd), simulation; etcd-transport, watch-bandwidth (not in
+#                                    etcd), simulation, streaming; etcd-transport, watch-bandwidth (not in
 #                                    the default run)
-#   RUNS=1 scripts/bench.sh ...      fewer runs (the simulation, ~6 minutes, runs once)
+#   RUNS=1 scripts/bench.sh ...      fewer runs (the simulation, ~6 minutes, and streaming run once)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
 # Only what the benchmarks run (not the test binaries): a fresh machine builds less.
-./scripts/build.sh shepherd-apiserver shepherd-scheduler shepherd-controller-manager kubelet-lite \
+./scripts/build.sh shepherd shepherd-apiserver shepherd-scheduler shepherd-controller-manager kubelet-lite \
   api_bench watch_bench footprint_bench scheduler_bench pod_startup_bench cluster_sim_bench \
   etcd_transport_bench
 which=${1:-all}
@@ -71,4 +71,8 @@ done 2>&1 | grep -v "^I [0-9]"
 if want simulation; then
   echo "=== cluster simulation: 1,000 fake nodes (kubelet-lite --fake-nodes), a Deployment of 100,000 pods"
   ./build/bench/cluster_sim_bench "$bin" 1000 100000 30 2>&1 | grep -v "^I [0-9]"
+fi
+if want streaming; then
+  echo "=== streaming: kubectl 1.27 (SPDY) and 1.33 (WebSocket) exec and port-forward on a real node"
+  /usr/bin/python3 bench/streaming_bench.py 2>&1 | grep -v "^I [0-9]"
 fi

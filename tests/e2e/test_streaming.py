@@ -1,7 +1,8 @@
 """Streaming through the API server, kubelet-lite and containerd's streaming server, with
 stock kubectl: exec (both output streams, exit codes, 10 MB of stdin, a TTY), cp both
-ways, port-forward carrying HTTP to busybox httpd, attach, run -it --rm, 50 concurrent
-execs beside other requests, and the ends of sessions (client gone, idle timeout).
+ways, port-forward carrying HTTP to busybox httpd (to the pod and through a service),
+attach, run -it --rm, 50 concurrent execs beside other requests, and the ends of
+sessions (client gone, idle timeout).
 
 kubectl 1.27 and 1.29 speak SPDY/3.1 (passed through to the runtime); 1.30 and 1.33 speak
 WebSocket v5.channel.k8s.io, translated to SPDY by the API server (port-forward: SPDY in
@@ -135,6 +136,29 @@ def test_port_forward_carries_http(server, ns, box, version):
         for _ in range(3):  # each request is a new connection: a new stream pair
             with urllib.request.urlopen("http://127.0.0.1:%d/index.html" % port, timeout=20) as r:
                 assert r.read() == b"hello-from-httpd\n"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("version", ["1.27", "1.33"])
+def test_port_forward_to_a_service(server, ns, box, version):
+    # kubectl resolves svc/NAME itself: a pod from the selector, the service port mapped to
+    # its targetPort; the stream then goes to that pod like any port-forward.
+    svc = "box-svc-" + version.replace(".", "")
+    assert run(server, version, "-n", ns, "label", "--overwrite", "pod/" + box, "app=box").returncode == 0
+    status, _, obj = server.api.post("/api/v1/namespaces/%s/services" % ns, {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": svc},
+        "spec": {"selector": {"app": "box"}, "ports": [{"port": 8080, "targetPort": 80}]}})
+    assert status == 201, obj
+    proc = subprocess.Popen(kubectl_cmd(server, version, "-n", ns, "port-forward", "svc/" + svc, ":8080"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kenv(server))
+    try:
+        line = proc.stdout.readline()
+        m = re.search(r"Forwarding from 127\.0\.0\.1:(\d+) -> 80$", line.strip())
+        assert m, line + proc.stderr.read() if proc.poll() is not None else line
+        with urllib.request.urlopen("http://127.0.0.1:%s/index.html" % m.group(1), timeout=20) as r:
+            assert r.read() == b"hello-from-httpd\n"
     finally:
         proc.terminate()
         proc.wait(timeout=10)
