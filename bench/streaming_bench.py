@@ -33,26 +33,13 @@ sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
 
 from conftest import ShepherdServer  # noqa: E402
 from test_kubelet import make_pod, running, sh, started_node, wait_pod  # noqa: E402
+from proc_stats import cpu_seconds, rss_mib  # noqa: E402
 
 KUBECTL = {"1.27 (SPDY)": "/usr/lib/google-cloud-sdk/bin/kubectl.1.27",
            "1.33 (WebSocket)": "/usr/lib/google-cloud-sdk/bin/kubectl.1.33"}
 NS = "default"
 POD = "box"
 FILE_MB = 64  # the file httpd serves for the port-forward run
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 class Bench:

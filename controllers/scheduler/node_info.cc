@@ -59,16 +59,24 @@ bool has(const json::Value* list, const char* name) {
   return list && list->IsObject() && json::find(*list, name) != nullptr;
 }
 
-Resources containerRequests(const json::Value& c, bool non_zero) {
-  Resources r;
+PodResources containerRequests(const json::Value& c) {
+  PodResources r;
   const json::Value* res = json::find(c, "resources");
   const json::Value* req = res ? json::find(*res, "requests") : nullptr;
-  r.milli_cpu = quantity(req, "cpu", true);
-  r.memory = quantity(req, "memory", false);
-  r.ephemeral_storage = quantity(req, "ephemeral-storage", false);
-  if (non_zero && !has(req, "cpu")) r.milli_cpu = kDefaultMilliCpuRequest;
-  if (non_zero && !has(req, "memory")) r.memory = kDefaultMemoryRequest;
+  r.requests.milli_cpu = quantity(req, "cpu", true);
+  r.requests.memory = quantity(req, "memory", false);
+  r.requests.ephemeral_storage = quantity(req, "ephemeral-storage", false);
+  r.non_zero = r.requests;
+  if (!has(req, "cpu")) r.non_zero.milli_cpu = kDefaultMilliCpuRequest;
+  if (!has(req, "memory")) r.non_zero.memory = kDefaultMemoryRequest;
   return r;
+}
+
+// Init containers run one at a time: the pod needs the largest of them.
+void takeLarger(Resources& into, const Resources& r) {
+  into.milli_cpu = std::max(into.milli_cpu, r.milli_cpu);
+  into.memory = std::max(into.memory, r.memory);
+  into.ephemeral_storage = std::max(into.ephemeral_storage, r.ephemeral_storage);
 }
 
 NodeSelectorTerm parseTerm(const json::Value& term) {
@@ -91,24 +99,30 @@ NodeSelectorTerm parseTerm(const json::Value& term) {
 
 }  // namespace
 
-Resources podRequests(const json::Value& spec, bool non_zero) {
+PodResources podRequests(const json::Value& spec) {
   // Effective request: the sum over containers, or the largest init container if that is
-  // larger (init containers run one at a time), plus pod overhead.
-  Resources sum;
+  // larger, plus pod overhead.
+  PodResources sum;
   if (const json::Value* cs = json::find(spec, "containers"); cs && cs->IsArray())
-    for (auto& c : cs->GetArray()) sum += containerRequests(c, non_zero);
+    for (auto& c : cs->GetArray()) {
+      PodResources r = containerRequests(c);
+      sum.requests += r.requests;
+      sum.non_zero += r.non_zero;
+    }
   if (const json::Value* ics = json::find(spec, "initContainers"); ics && ics->IsArray())
     for (auto& c : ics->GetArray()) {
-      Resources r = containerRequests(c, non_zero);
-      sum.milli_cpu = std::max(sum.milli_cpu, r.milli_cpu);
-      sum.memory = std::max(sum.memory, r.memory);
-      sum.ephemeral_storage = std::max(sum.ephemeral_storage, r.ephemeral_storage);
+      PodResources r = containerRequests(c);
+      takeLarger(sum.requests, r.requests);
+      takeLarger(sum.non_zero, r.non_zero);
     }
   if (const json::Value* oh = json::find(spec, "overhead")) {
-    sum.milli_cpu += quantity(oh, "cpu", true);
-    sum.memory += quantity(oh, "memory", false);
+    Resources o;
+    o.milli_cpu = quantity(oh, "cpu", true);
+    o.memory = quantity(oh, "memory", false);
+    sum.requests += o;
+    sum.non_zero += o;
   }
-  sum.pods = 1;
+  sum.requests.pods = sum.non_zero.pods = 1;
   return sum;
 }
 
@@ -128,8 +142,9 @@ PodInfo parsePod(const json::Value& pod) {
   p.scheduler_name = json::getString(*spec, "schedulerName", "default-scheduler");
   p.node_name = json::getString(*spec, "nodeName");
   p.priority = static_cast<int32_t>(json::getInt(*spec, "priority").value_or(0));
-  p.requests = podRequests(*spec);
-  p.non_zero_requests = podRequests(*spec, true);
+  PodResources r = podRequests(*spec);
+  p.requests = r.requests;
+  p.non_zero_requests = r.non_zero;
   if (const json::Value* ns = json::find(*spec, "nodeSelector"); ns && ns->IsObject())
     for (auto& m : ns->GetObject()) p.node_selector.emplace(json::view(m.name), json::view(m.value));
   if (const json::Value* na = json::findPath(*spec, {"affinity", "nodeAffinity"})) {

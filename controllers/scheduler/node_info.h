@@ -92,8 +92,12 @@ struct NodeInfo {
 
 PodInfo parsePod(const json::Value& pod);
 NodeInfo parseNode(const json::Value& node);  // without pods
-// The pod's effective requests; with non_zero, containers missing a cpu or memory
-// request count upstream's scoring defaults instead.
-Resources podRequests(const json::Value& spec, bool non_zero = false);
+// A pod's effective requests, and the same with upstream's scoring defaults for each
+// container missing a cpu or memory request; one walk over the spec.
+struct PodResources {
+  Resources requests;
+  Resources non_zero;
+};
+PodResources podRequests(const json::Value& spec);
 
 }  // namespace shepherd::scheduler

@@ -18,18 +18,11 @@ import time
 import pytest
 
 from conftest import http_request
+from proc_stats import rss_mib  # tests/harness, on the path through conftest
 
 IDLE_CONNECTIONS = 10000
 FLOOD_REQUESTS = 1200      # bounded in count ...
 FLOOD_SECONDS = 120        # ... and in time
-
-
-def rss_mib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return 0.0
 
 
 def raise_fd_limit(need):
