@@ -167,7 +167,8 @@ class Session final : public SessionBase {
 
  public:
   template <class... Args>
-  Session(Server::Impl& srv, Args&&... args) : stream_(std::forward<Args>(args)...), srv_(srv) {
+  Session(Server::Impl& srv, Args&&... args)
+      : stream_(std::forward<Args>(args)...), srv_(srv), executor_(stream_.get_executor()) {
     beast::error_code ec;
     auto ep = lowest().socket().remote_endpoint(ec);
     if (!ec) remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
@@ -201,23 +202,24 @@ class Session final : public SessionBase {
     }
   }
 
-  net::any_io_executor executor() override { return stream_.get_executor(); }
+  // Kept from the start: an upgrade moves stream_ out, and Server::stop may still ask.
+  net::any_io_executor executor() override { return executor_; }
 
   void sendResponse(Response r, bool head) {
-    net::post(stream_.get_executor(),
+    net::post(executor_,
               [self = self(), r = std::move(r), head]() mutable { self->writeResponse(std::move(r), head); });
   }
 
   std::shared_ptr<StreamWriter> beginStream(int status, Headers headers) {
     auto st = std::make_shared<StreamState>(weak_from_this(), srv_.opts.max_stream_backlog_bytes);
-    net::post(stream_.get_executor(), [self = self(), st, status, headers = std::move(headers)]() mutable {
+    net::post(executor_, [self = self(), st, status, headers = std::move(headers)]() mutable {
       self->startStreaming(st, status, std::move(headers));
     });
     return st;
   }
 
   void beginUpgrade(Response r, std::function<void(std::shared_ptr<ByteStream>)> fn) {
-    net::post(stream_.get_executor(), [self = self(), r = std::move(r), fn = std::move(fn)]() mutable {
+    net::post(executor_, [self = self(), r = std::move(r), fn = std::move(fn)]() mutable {
       self->writeUpgrade(std::move(r), std::move(fn));
     });
   }
@@ -581,6 +583,7 @@ class Session final : public SessionBase {
 
   Stream stream_;
   Server::Impl& srv_;
+  net::any_io_executor executor_;  // stream_'s strand
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::string remote_;

@@ -22,16 +22,23 @@ using tcp = net::ip::tcp;
 namespace {
 
 // The I/O threads of dialled streaming connections, shared by the whole process. They
-// only move bytes (no handler blocks on them), so two are enough. Never destroyed: the
-// threads run until the process exits.
+// only move bytes (no handler blocks on them), so two are enough. Never destroyed, work
+// guard included: the threads run until the process is gone. (A static guard was
+// destroyed by exit(); the threads then finished, freeing their OpenSSL thread state,
+// while exit() ran OpenSSL's clean-up, which LeakSanitizer reported now and then. See
+// tests/unit/dial_exit_probe.cc.)
+struct DialPool {
+  net::io_context io;
+  net::executor_work_guard<net::io_context::executor_type> keep_running{io.get_executor()};
+};
+
 net::io_context& dialIo() {
-  static net::io_context* ioc = [] {
-    auto* c = new net::io_context();
-    static auto guard = net::make_work_guard(*c);
-    for (int i = 0; i < 2; ++i) std::thread([c] { c->run(); }).detach();
-    return c;
+  static DialPool* pool = [] {
+    auto* p = new DialPool();
+    for (int i = 0; i < 2; ++i) std::thread([p] { p->io.run(); }).detach();
+    return p;
   }();
-  return *ioc;
+  return pool->io;
 }
 
 ApiError unavailable(const UpgradeRequest& r, const std::string& what) {
