@@ -62,20 +62,38 @@ def in_terminal(server, argv, keys, settle, timeout, rows=37, cols=101):
 
 @pytest.fixture(scope="module")
 def node(server):
-    """A real node whose kubelet-lite closes sessions idle for IDLE_TIMEOUT seconds."""
-    with started_node(server, "stream-node-", ["--streaming-connection-idle-timeout=%ds" % IDLE_TIMEOUT]) as n:
+    """A real node with kubelet-lite's default idle timeout (4 h, as upstream's)."""
+    with started_node(server, "stream-node-") as n:
         yield n
 
 
 @pytest.fixture(scope="module")
-def box(server, node, ns):
+def idle_node(server):
+    """A real node whose kubelet-lite closes sessions idle for IDLE_TIMEOUT seconds. A node
+    of its own: a session that waits on containerd's exec Start is idle too, and under the
+    50 concurrent execs that wait can pass IDLE_TIMEOUT (docs/notes.md, streaming)."""
+    with started_node(server, "stream-idle-", ["--streaming-connection-idle-timeout=%ds" % IDLE_TIMEOUT]) as n:
+        yield n
+
+
+def start_box(server, node, ns, name):
     """A long-running busybox pod serving /www over httpd on port 80."""
-    make_pod(server, node, ns, "box", [{
+    make_pod(server, node, ns, name, [{
         "name": "c", "image": "busybox",
         "command": sh("mkdir -p /www && echo hello-from-httpd > /www/index.html && "
                       "trap 'exit 0' TERM; httpd -f -p 80 -h /www & wait")}])
-    wait_pod(server, ns, "box", running, what="Running")
-    return "box"
+    wait_pod(server, ns, name, running, what="Running")
+    return name
+
+
+@pytest.fixture(scope="module")
+def box(server, node, ns):
+    return start_box(server, node, ns, "box")
+
+
+@pytest.fixture(scope="module")
+def idle_box(server, idle_node, ns):
+    return start_box(server, idle_node, ns, "idle-box")
 
 
 @pytest.mark.parametrize("version", sorted(ALL_VERSIONS))
@@ -235,7 +253,7 @@ def test_vanished_client_releases_the_session(server, ns, box, version):
                                         "cat > /dev/null; echo " + marker),
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env=kenv(server))
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90  # containerd's exec Start can stall for tens of seconds
     while not exec_processes(server, ns, box, marker):
         assert time.monotonic() < deadline, "exec never started"
         time.sleep(0.5)
@@ -248,12 +266,12 @@ def test_vanished_client_releases_the_session(server, ns, box, version):
 
 
 @pytest.mark.parametrize("version", ["1.27", "1.33"])
-def test_idle_session_is_closed(server, ns, box, version):
+def test_idle_session_is_closed(server, ns, idle_box, version):
     # stdin stays open and silent: only keep-alive pings move (kubectl's own, every 5 s),
     # which do not count; the node closes the session after its idle timeout.
     marker = "idle-%s" % version.replace(".", "")
     t0 = time.monotonic()
-    proc = subprocess.Popen(kubectl_cmd(server, version, "-n", ns, "exec", "-i", box, "--", "sh", "-c",
+    proc = subprocess.Popen(kubectl_cmd(server, version, "-n", ns, "exec", "-i", idle_box, "--", "sh", "-c",
                                         "cat > /dev/null; echo " + marker),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=kenv(server))
@@ -265,7 +283,7 @@ def test_idle_session_is_closed(server, ns, box, version):
     elapsed = time.monotonic() - t0
     assert elapsed >= IDLE_TIMEOUT - 1, "ended after %.1f s, before the idle timeout" % elapsed
     deadline = time.monotonic() + 30
-    while exec_processes(server, ns, box, marker):
+    while exec_processes(server, ns, idle_box, marker):
         assert time.monotonic() < deadline, "the idle session's shell is still running"
         time.sleep(0.5)
 
