@@ -5,38 +5,26 @@
 // reports that state (a race the API server's shutdown once lost now and then).
 #include <boost/asio/ssl/context.hpp>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "handlers/http/server.h"
 #include "handlers/http/upgrade_dialer.h"
-#include "pki/certificate_authority.h"
-#include "pki/certificates.h"
+#include "pki/cluster_pki.h"
 
 using namespace shepherd;
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s SCRATCH_DIR\n", argv[0]);
+    std::fprintf(stderr, "usage: %s PKI_DIR\n", argv[0]);
     return 2;
   }
+  // Created by the first run and reused by the next (the serving certificate names 127.0.0.1).
   const std::string dir = argv[1];
-  std::filesystem::create_directories(dir);
-  auto ca = pki::ensureCertificateAuthority(dir + "/ca.crt", dir + "/ca.key", "probe-ca");
-  auto caKey = pki::readFile(dir + "/ca.key");
-  if (!ca || !caKey) return 3;
-  pki::CertificateRequest req;
-  req.common_name = "probe";
-  req.ip_addresses = {"127.0.0.1"};
-  req.server = true;
-  auto serving = pki::issueCertificate(ca.value(), caKey.value(), req);
-  if (!serving || !pki::writeFileAtomically(dir + "/tls.crt", serving->cert_pem, 0600) ||
-      !pki::writeFileAtomically(dir + "/tls.key", serving->key_pem, 0600))
-    return 3;
+  if (!pki::ensureClusterPki({dir, "", {}, {}})) return 3;
 
   http::ServerOptions o;
-  o.tls = http::TlsOptions{dir + "/tls.crt", dir + "/tls.key", ""};
+  o.tls = http::TlsOptions{dir + "/apiserver.crt", dir + "/apiserver.key", ""};
   http::Server server(o, [](http::Request&, std::shared_ptr<http::Responder> resp) {
     resp->upgrade(http::Response{101, {{"Connection", "Upgrade"}, {"Upgrade", "probe/1"}}, ""},
                   [](std::shared_ptr<http::ByteStream> s) { s->close(); });
