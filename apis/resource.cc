@@ -2,13 +2,14 @@
 
 #include <algorithm>
 
-#include "apis/validation.h"
 #include "common/clock.h"
+#include "meta/validation.h"
 
 namespace shepherd::apis {
 
 void FieldErrors::required(const std::string& field, const std::string& detail) {
-  causes_.push_back({"FieldValueRequired", detail.empty() ? "Required value" : "Required value: " + detail, field});
+  causes_.push_back(
+      {"FieldValueRequired", detail.empty() ? "Required value" : "Required value: " + detail, field});
 }
 
 void FieldErrors::invalid(const std::string& field, const std::string& value_repr,
@@ -20,12 +21,12 @@ void FieldErrors::invalid(const std::string& field, const std::string& value_rep
 
 void FieldErrors::notSupported(const std::string& field, const std::string& value,
                                const std::vector<std::string>& supported) {
-  std::string msg = "Unsupported value: " + validation::quote(value);
+  std::string msg = "Unsupported value: " + meta::validation::quote(value);
   if (!supported.empty()) {
     msg += ": supported values: ";
     for (size_t i = 0; i < supported.size(); ++i) {
       if (i) msg += ", ";
-      msg += validation::quote(supported[i]);
+      msg += meta::validation::quote(supported[i]);
     }
   }
   causes_.push_back({"FieldValueNotSupported", msg, field});
@@ -40,8 +41,8 @@ void FieldErrors::forbidden(const std::string& field, const std::string& detail)
 }
 
 void FieldErrors::tooLong(const std::string& field, size_t max) {
-  causes_.push_back({"FieldValueTooLong",
-                     "Too long: may not be more than " + std::to_string(max) + " bytes", field});
+  causes_.push_back(
+      {"FieldValueTooLong", "Too long: may not be more than " + std::to_string(max) + " bytes", field});
 }
 
 void Strategy::prepareForCreate(json::Document&, const StrategyContext&) const {}
@@ -52,14 +53,16 @@ void Strategy::validate(const json::Value&, FieldErrors&) const {}
 void Strategy::validateUpdate(const json::Value& obj, const json::Value&, FieldErrors& errs) const {
   validate(obj, errs);
 }
-int64_t Strategy::gracePeriod(const json::Value&, std::optional<int64_t>) const { return 0; }
+int64_t Strategy::gracePeriod(const json::Value&, std::optional<int64_t>) const {
+  return 0;
+}
 
 bool Strategy::hasPendingFinalizers(const json::Value& obj) const {
   const json::Value* f = json::findPath(obj, {"metadata", "finalizers"});
   return f && f->IsArray() && f->Size() > 0;
 }
 
-void Strategy::selectableFields(const json::Value&, storage::StringPairs&) const {}
+void Strategy::selectableFields(const json::Value&, meta::StringPairs&) const {}
 
 std::vector<TableColumn> Strategy::tableColumns() const {
   return {{"Name", "string", "name", "Name must be unique within a namespace.", 0},
@@ -83,7 +86,9 @@ std::string Resource::prefixFor(const std::string& ns) const {
   return namespaced && !ns.empty() ? storage_prefix + ns + "/" : storage_prefix;
 }
 
-const json::Value* metadata(const json::Value& obj) { return json::find(obj, "metadata"); }
+const json::Value* metadata(const json::Value& obj) {
+  return json::find(obj, "metadata");
+}
 
 std::string humanAgeSince(std::string_view rfc3339) {
   auto t = clock::parseRfc3339(rfc3339);

@@ -12,12 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "auth/authorizer.h"
-#include "auth/rbac_policy.h"
-#include "auth/user_info.h"
 #include "common/api_error.h"
 #include "common/json.h"
-#include "storage/watch_cache.h"
+#include "meta/selectors.h"
 
 namespace shepherd::apis {
 
@@ -71,7 +68,7 @@ class Strategy {
   virtual void validate(const json::Value& obj, FieldErrors& errs) const;
   virtual void validateUpdate(const json::Value& obj, const json::Value& old, FieldErrors& errs) const;
   // Field-selector attributes beyond metadata.name and metadata.namespace.
-  virtual void selectableFields(const json::Value& obj, storage::StringPairs& out) const;
+  virtual void selectableFields(const json::Value& obj, meta::StringPairs& out) const;
   // Field names a field selector may use (beyond metadata.name/namespace).
   virtual std::vector<std::string> selectableFieldNames() const { return {}; }
   // Selectable fields the watch cache indexes, so an equality selector on one reads an
@@ -103,13 +100,12 @@ class Strategy {
   virtual NameRule nameRule() const { return NameRule::Subdomain; }
 };
 
-// What a create-only resource (a review) may need of the request.
-struct EphemeralContext {
-  const auth::UserInfo& user;                       // the requester as authenticated
-  const auth::Authorizer* authorizer = nullptr;     // null: everything is allowed
-  const auth::PolicySource* rbac_policy = nullptr;  // null: RBAC is not in use
-};
+// The verbs of a resource stored and served with every REST verb.
+inline const std::vector<std::string> kAllVerbs = {"create", "delete", "deletecollection", "get",
+                                                   "list",   "patch",  "update",           "watch"};
 
+// One served resource. The catalog lists them with designated initializers, so the
+// fields keep this order.
 struct Resource {
   std::string group;     // "" for core
   std::string version;   // v1
@@ -119,15 +115,16 @@ struct Resource {
   std::vector<std::string> short_names;
   std::vector<std::string> categories;
   bool namespaced = true;
-  std::vector<std::string> verbs;         // discovery verbs
-  std::vector<std::string> subresources;  // status, binding, finalize, ...
-  bool tracks_generation = false;         // metadata.generation bumped on spec changes
-  bool return_deleted_object = false;     // DELETE answers the object, not a Status
-  std::string storage_prefix;             // /registry/pods/ (shared by aliased kinds)
-  std::string schema_name;                // io.k8s.api.core.v1.Pod
+  std::vector<std::string> verbs = kAllVerbs;  // discovery verbs
+  std::vector<std::string> subresources;       // status, binding, finalize, ...
+  bool tracks_generation = false;              // metadata.generation bumped on spec changes
+  bool return_deleted_object = false;          // DELETE answers the object, not a Status
+  // False for create-only resources with nothing stored (reviews, bindings): the API
+  // server answers their creates itself.
+  bool stored = true;
+  std::string storage_prefix;  // /registry/pods/ (shared by aliased kinds)
+  std::string schema_name;     // io.k8s.api.core.v1.Pod
   std::shared_ptr<const Strategy> strategy;
-  // Create-only resources with nothing stored (reviews): the body is answered by this.
-  std::function<Result<std::string>(json::Document& body, const EphemeralContext& ctx)> ephemeral_create;
 
   std::string apiVersion() const { return group.empty() ? version : group + "/" + version; }
   std::string listKind() const { return kind + "List"; }

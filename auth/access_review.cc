@@ -6,7 +6,7 @@
 
 namespace shepherd::auth {
 
-Result<std::string> answerAccessReview(json::Document& review, const UserInfo& requester,
+Result<std::string> answerAccessReview(json::Document& review, const meta::UserInfo& requester,
                                        const Authorizer* authorizer, bool self) {
   auto& a = review.GetAllocator();
   const char* kind = self ? "SelfSubjectAccessReview" : "SubjectAccessReview";
@@ -26,9 +26,9 @@ Result<std::string> answerAccessReview(json::Document& review, const UserInfo& r
     causes.push_back({"FieldValueInvalid",
                       "Invalid value: \"\": cannot be specified in combination with resourceAttributes",
                       "spec.nonResourceAttributes"});
-  UserInfo user = requester;
+  meta::UserInfo user = requester;
   if (!self) {
-    user = UserInfo{};
+    user = meta::UserInfo{};
     user.name = std::string(spec ? json::getString(*spec, "user") : "");
     user.uid = std::string(spec ? json::getString(*spec, "uid") : "");
     if (const json::Value* g = spec ? json::find(*spec, "groups") : nullptr; g && g->IsArray())
@@ -65,13 +65,14 @@ Result<std::string> answerAccessReview(json::Document& review, const UserInfo& r
   return json::serialize(review);
 }
 
-Result<std::string> answerRulesReview(json::Document& review, const UserInfo& requester,
+Result<std::string> answerRulesReview(json::Document& review, const meta::UserInfo& requester,
                                       const PolicySource* policy, bool other_authorizers) {
   auto& a = review.GetAllocator();
   std::string ns(json::getStringPath(review, {"spec", "namespace"}));
   std::vector<PolicyRule> rules;
   bool incomplete = other_authorizers;
-  if (std::find(requester.groups.begin(), requester.groups.end(), kMastersGroup) != requester.groups.end()) {
+  if (std::find(requester.groups.begin(), requester.groups.end(), meta::kMastersGroup) !=
+      requester.groups.end()) {
     rules = {PolicyRule{{"*"}, {"*"}, {"*"}, {}, {}}, PolicyRule{{"*"}, {}, {}, {}, {"*"}}};
   } else if (policy) {
     if (auto snapshot = policy->current()) rules = rulesFor(*snapshot, requester, ns);

@@ -7,9 +7,9 @@ namespace shepherd::auth {
 
 namespace {
 
-void addAuthenticatedGroup(UserInfo& u) {
-  if (std::find(u.groups.begin(), u.groups.end(), kAuthenticatedGroup) == u.groups.end())
-    u.groups.push_back(kAuthenticatedGroup);
+void addAuthenticatedGroup(meta::UserInfo& u) {
+  if (std::find(u.groups.begin(), u.groups.end(), meta::kAuthenticatedGroup) == u.groups.end())
+    u.groups.push_back(meta::kAuthenticatedGroup);
 }
 
 // The token of "Authorization: Bearer <token>" ("" when absent or another scheme).
@@ -43,12 +43,12 @@ Result<std::unique_ptr<Authenticator>> Authenticator::create(const Authenticator
   return a;
 }
 
-Result<UserInfo> Authenticator::authenticate(const http::Request& req) const {
+Result<meta::UserInfo> Authenticator::authenticate(const http::Request& req) const {
   bool offered = false;
   if (const auto& cert = req.client_certificate) {
     offered = true;
     if (cert->verified && !cert->common_name.empty()) {
-      UserInfo u;
+      meta::UserInfo u;
       u.name = cert->common_name;
       u.groups = cert->organizations;
       addAuthenticatedGroup(u);
@@ -58,8 +58,8 @@ Result<UserInfo> Authenticator::authenticate(const http::Request& req) const {
   if (std::string token = bearerToken(req); !token.empty()) {
     offered = true;
     if (tokens_)
-      if (const UserInfo* u = tokens_->find(token)) {
-        UserInfo copy = *u;
+      if (const meta::UserInfo* u = tokens_->find(token)) {
+        meta::UserInfo copy = *u;
         addAuthenticatedGroup(copy);
         return copy;
       }
@@ -70,9 +70,9 @@ Result<UserInfo> Authenticator::authenticate(const http::Request& req) const {
       }
   }
   if (offered || !opts_.anonymous) return unauthorized();
-  UserInfo anon;
-  anon.name = kAnonymousUser;
-  anon.groups = {kUnauthenticatedGroup};
+  meta::UserInfo anon;
+  anon.name = meta::kAnonymousUser;
+  anon.groups = {meta::kUnauthenticatedGroup};
   return anon;
 }
 

@@ -12,14 +12,14 @@
 #include <vector>
 
 #include "auth/token_file.h"
-#include "auth/user_info.h"
 #include "common/api_error.h"
-#include "handlers/http/message.h"
+#include "meta/user_info.h"
+#include "net/http/message.h"
 
 namespace shepherd::auth {
 
 // A bearer token check: the user, nullopt when the token is not of this kind or unknown.
-using TokenAuthenticator = std::function<std::optional<UserInfo>(const std::string& token)>;
+using TokenAuthenticator = std::function<std::optional<meta::UserInfo>(const std::string& token)>;
 
 struct AuthenticatorOptions {
   bool anonymous = true;
@@ -31,7 +31,7 @@ class Authenticator {
  public:
   static Result<std::unique_ptr<Authenticator>> create(const AuthenticatorOptions& opts);
   void addTokenAuthenticator(TokenAuthenticator t) { token_authenticators_.push_back(std::move(t)); }
-  Result<UserInfo> authenticate(const http::Request& req) const;
+  Result<meta::UserInfo> authenticate(const http::Request& req) const;
 
  private:
   AuthenticatorOptions opts_;

@@ -4,8 +4,8 @@
 
 namespace shepherd::auth {
 
-Decision UnionAuthorizer::authorize(const UserInfo& user, const RequestInfo& request) const {
-  if (std::find(user.groups.begin(), user.groups.end(), kMastersGroup) != user.groups.end())
+Decision UnionAuthorizer::authorize(const meta::UserInfo& user, const RequestInfo& request) const {
+  if (std::find(user.groups.begin(), user.groups.end(), meta::kMastersGroup) != user.groups.end())
     return {Decision::Kind::Allow, ""};
   std::string reasons;
   for (auto& a : chain_) {
@@ -16,7 +16,7 @@ Decision UnionAuthorizer::authorize(const UserInfo& user, const RequestInfo& req
   return {Decision::Kind::NoOpinion, reasons};
 }
 
-ApiError forbiddenError(const UserInfo& user, const RequestInfo& r, const std::string& reason) {
+ApiError forbiddenError(const meta::UserInfo& user, const RequestInfo& r, const std::string& reason) {
   std::string msg;
   if (!r.resource_request) {
     msg = "User \"" + user.name + "\" cannot " + r.verb + " path \"" + r.path + "\"";

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "auth/request_info.h"
-#include "auth/user_info.h"
 #include "common/api_error.h"
+#include "meta/user_info.h"
 
 namespace shepherd::auth {
 
@@ -25,12 +25,12 @@ struct Decision {
 class Authorizer {
  public:
   virtual ~Authorizer() = default;
-  virtual Decision authorize(const UserInfo& user, const RequestInfo& request) const = 0;
+  virtual Decision authorize(const meta::UserInfo& user, const RequestInfo& request) const = 0;
 };
 
 class AlwaysAllowAuthorizer final : public Authorizer {
  public:
-  Decision authorize(const UserInfo&, const RequestInfo&) const override {
+  Decision authorize(const meta::UserInfo&, const RequestInfo&) const override {
     return {Decision::Kind::Allow, ""};
   }
 };
@@ -40,13 +40,13 @@ class AlwaysAllowAuthorizer final : public Authorizer {
 class UnionAuthorizer final : public Authorizer {
  public:
   explicit UnionAuthorizer(std::vector<std::shared_ptr<const Authorizer>> chain) : chain_(std::move(chain)) {}
-  Decision authorize(const UserInfo& user, const RequestInfo& request) const override;
+  Decision authorize(const meta::UserInfo& user, const RequestInfo& request) const override;
 
  private:
   std::vector<std::shared_ptr<const Authorizer>> chain_;
 };
 
 // 403 Forbidden for a request that was not allowed (`reason` appended after ": ").
-ApiError forbiddenError(const UserInfo& user, const RequestInfo& request, const std::string& reason);
+ApiError forbiddenError(const meta::UserInfo& user, const RequestInfo& request, const std::string& reason);
 
 }  // namespace shepherd::auth

@@ -16,8 +16,8 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
 
 }  // namespace
 
-Result<UserInfo> impersonatedUser(const http::Request& req, const UserInfo& requester,
-                                  const Authorizer& authorizer) {
+Result<meta::UserInfo> impersonatedUser(const http::Request& req, const meta::UserInfo& requester,
+                                        const Authorizer& authorizer) {
   std::string user;
   bool userSet = false;
   std::vector<std::string> groups;
@@ -76,16 +76,16 @@ Result<UserInfo> impersonatedUser(const http::Request& req, const UserInfo& requ
     if (!d.allowed()) return forbiddenError(requester, c, d.reason);
   }
 
-  UserInfo out;
+  meta::UserInfo out;
   out.name = user;
   out.uid = uid;
   out.groups = groups;
   if (groups.empty() && serviceAccount)
     out.groups = {kServiceAccountsGroup, std::string(kServiceAccountsGroup) + ":" + saNs};
-  if (user == kAnonymousUser) {
-    if (!has(out.groups, kUnauthenticatedGroup)) out.groups.push_back(kUnauthenticatedGroup);
-  } else if (!has(out.groups, kAuthenticatedGroup) && !has(out.groups, kUnauthenticatedGroup)) {
-    out.groups.push_back(kAuthenticatedGroup);
+  if (user == meta::kAnonymousUser) {
+    if (!has(out.groups, meta::kUnauthenticatedGroup)) out.groups.push_back(meta::kUnauthenticatedGroup);
+  } else if (!has(out.groups, meta::kAuthenticatedGroup) && !has(out.groups, meta::kUnauthenticatedGroup)) {
+    out.groups.push_back(meta::kAuthenticatedGroup);
   }
   out.extra = std::move(extra);
   return out;

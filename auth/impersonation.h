@@ -6,15 +6,15 @@
 #pragma once
 
 #include "auth/authorizer.h"
-#include "auth/user_info.h"
 #include "common/api_error.h"
-#include "handlers/http/message.h"
+#include "meta/user_info.h"
+#include "net/http/message.h"
 
 namespace shepherd::auth {
 
 // The user the request acts as: `requester` itself without Impersonate-* headers; 400 for
 // groups, extras or a uid without a user; 403 when a check fails.
-Result<UserInfo> impersonatedUser(const http::Request& req, const UserInfo& requester,
-                                  const Authorizer& authorizer);
+Result<meta::UserInfo> impersonatedUser(const http::Request& req, const meta::UserInfo& requester,
+                                        const Authorizer& authorizer);
 
 }  // namespace shepherd::auth

@@ -29,13 +29,13 @@ Decision staticRules(const RequestInfo& r) {
 
 }  // namespace
 
-std::string nodeNameOf(const UserInfo& user) {
+std::string nodeNameOf(const meta::UserInfo& user) {
   if (user.name.rfind(kNodePrefix, 0) != 0) return "";
   if (std::find(user.groups.begin(), user.groups.end(), "system:nodes") == user.groups.end()) return "";
   return user.name.substr(std::string(kNodePrefix).size());
 }
 
-Decision NodeAuthorizer::authorize(const UserInfo& user, const RequestInfo& r) const {
+Decision NodeAuthorizer::authorize(const meta::UserInfo& user, const RequestInfo& r) const {
   if (user.name.rfind(kNodePrefix, 0) != 0 ||
       std::find(user.groups.begin(), user.groups.end(), "system:nodes") == user.groups.end())
     return noOpinion();
@@ -53,7 +53,8 @@ Decision NodeAuthorizer::authorize(const UserInfo& user, const RequestInfo& r) c
   // Tokens only for the ServiceAccounts of the node's own pods (NodeRestriction then
   // requires the token to be bound to such a pod).
   if (r.api_group.empty() && r.resource == "serviceaccounts") {
-    if (r.subresource != "token" || r.verb != "create") return noOpinion("can only create tokens for individual service accounts");
+    if (r.subresource != "token" || r.verb != "create")
+      return noOpinion("can only create tokens for individual service accounts");
     if (r.name.empty()) return noOpinion("No Object name found");
     return graph_->usedByPodOnNode(node, r.resource, r.namespace_, r.name) ? allow() : noOpinion(unrelated);
   }

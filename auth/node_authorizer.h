@@ -25,12 +25,12 @@ class NodeGraph {
 };
 
 // The node a user is ("" if not a node).
-std::string nodeNameOf(const UserInfo& user);
+std::string nodeNameOf(const meta::UserInfo& user);
 
 class NodeAuthorizer final : public Authorizer {
  public:
   explicit NodeAuthorizer(std::shared_ptr<const NodeGraph> graph) : graph_(std::move(graph)) {}
-  Decision authorize(const UserInfo& user, const RequestInfo& request) const override;
+  Decision authorize(const meta::UserInfo& user, const RequestInfo& request) const override;
 
  private:
   std::shared_ptr<const NodeGraph> graph_;

@@ -26,7 +26,7 @@ const std::vector<PolicyRule>* rulesOf(const PolicySnapshot& p, const Binding& b
 
 }  // namespace
 
-Decision RbacAuthorizer::authorize(const UserInfo& user, const RequestInfo& request) const {
+Decision RbacAuthorizer::authorize(const meta::UserInfo& user, const RequestInfo& request) const {
   std::shared_ptr<const PolicySnapshot> policy = source_->current();
   if (!policy) return {Decision::Kind::NoOpinion, "RBAC: the policy is not loaded yet"};
   std::vector<std::string> errors;

@@ -14,7 +14,7 @@ namespace shepherd::auth {
 class RbacAuthorizer final : public Authorizer {
  public:
   explicit RbacAuthorizer(std::shared_ptr<const PolicySource> source) : source_(std::move(source)) {}
-  Decision authorize(const UserInfo& user, const RequestInfo& request) const override;
+  Decision authorize(const meta::UserInfo& user, const RequestInfo& request) const override;
 
  private:
   std::shared_ptr<const PolicySource> source_;

@@ -11,8 +11,8 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-bool superuser(const UserInfo& u) {
-  return has(u.groups, kMastersGroup);
+bool superuser(const meta::UserInfo& u) {
+  return has(u.groups, meta::kMastersGroup);
 }
 
 // Whether one owner rule covers one atomic servant rule.
@@ -78,7 +78,8 @@ std::vector<std::string> compactLines(const std::vector<PolicyRule>& missing) {
   return lines;
 }
 
-Status forbiddenEscalation(const RbacWrite& w, const UserInfo& user, const std::vector<PolicyRule>& missing) {
+Status forbiddenEscalation(const RbacWrite& w, const meta::UserInfo& user,
+                           const std::vector<PolicyRule>& missing) {
   std::string groups = "[";
   for (size_t i = 0; i < user.groups.size(); ++i) groups += (i ? " \"" : "\"") + user.groups[i] + "\"";
   groups += "]";
@@ -102,7 +103,8 @@ RequestInfo rbacCheck(const std::string& verb, const std::string& resource, cons
 
 }  // namespace
 
-std::vector<PolicyRule> rulesFor(const PolicySnapshot& policy, const UserInfo& user, const std::string& ns) {
+std::vector<PolicyRule> rulesFor(const PolicySnapshot& policy, const meta::UserInfo& user,
+                                 const std::string& ns) {
   std::vector<PolicyRule> out;
   auto collect = [&](const Binding& b, bool cluster) {
     bool applies = std::any_of(b.subjects.begin(), b.subjects.end(),
@@ -149,7 +151,7 @@ std::string describeRule(const PolicyRule& r) {
   return s + "}";
 }
 
-Status confirmNoEscalation(const RbacWrite& w, const UserInfo& user, const Authorizer& authorizer,
+Status confirmNoEscalation(const RbacWrite& w, const meta::UserInfo& user, const Authorizer& authorizer,
                            const PolicySnapshot& policy) {
   if (superuser(user)) return okStatus();
   if (w.kind == "Role" || w.kind == "ClusterRole") {

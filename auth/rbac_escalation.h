@@ -15,7 +15,8 @@ namespace shepherd::auth {
 
 // The rules `user` holds in `ns` ("" = cluster-wide rules only): every ClusterRoleBinding's,
 // plus, in a namespace, its RoleBindings' resource rules.
-std::vector<PolicyRule> rulesFor(const PolicySnapshot& policy, const UserInfo& user, const std::string& ns);
+std::vector<PolicyRule> rulesFor(const PolicySnapshot& policy, const meta::UserInfo& user,
+                                 const std::string& ns);
 
 // The atomic pieces of `servant` (one group, resource, verb and name each) that no single
 // rule of `owner` covers; empty when `owner` covers it all. Wildcards in `servant` are literal.
@@ -37,7 +38,7 @@ struct RbacWrite {
 
 // okStatus when `user` may make the write; 403 with upstream's message otherwise, or the
 // NotFound of a binding's missing role.
-Status confirmNoEscalation(const RbacWrite& w, const UserInfo& user, const Authorizer& authorizer,
+Status confirmNoEscalation(const RbacWrite& w, const meta::UserInfo& user, const Authorizer& authorizer,
                            const PolicySnapshot& policy);
 
 }  // namespace shepherd::auth

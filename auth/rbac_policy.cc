@@ -74,7 +74,7 @@ bool ruleAllows(const PolicyRule& rule, const RequestInfo& r) {
   return rule.resource_names.empty() || (!r.name.empty() && has(rule.resource_names, r.name));
 }
 
-bool subjectApplies(const Subject& s, const UserInfo& user, const std::string& binding_ns) {
+bool subjectApplies(const Subject& s, const meta::UserInfo& user, const std::string& binding_ns) {
   if (s.kind == "User") return s.name == user.name;
   if (s.kind == "Group") return has(user.groups, s.name);
   if (s.kind == "ServiceAccount") {

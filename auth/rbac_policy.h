@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "auth/request_info.h"
-#include "auth/user_info.h"
 #include "common/json.h"
+#include "meta/user_info.h"
 
 namespace shepherd::auth {
 
@@ -51,7 +51,7 @@ class PolicySource {
 std::vector<PolicyRule> parseRules(const json::Value* rules);
 bool ruleAllows(const PolicyRule& rule, const RequestInfo& request);
 // Whether `s` (in a binding of namespace `binding_ns`) names `user`.
-bool subjectApplies(const Subject& s, const UserInfo& user, const std::string& binding_ns);
+bool subjectApplies(const Subject& s, const meta::UserInfo& user, const std::string& binding_ns);
 // "User \"u\"", "Group \"g\"", "ServiceAccount \"name/ns\"" (as upstream's reasons print them).
 std::string describeSubject(const Subject& s, const std::string& binding_ns);
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "handlers/http/message.h"
+#include "net/http/message.h"
 
 namespace shepherd::auth {
 

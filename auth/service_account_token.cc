@@ -21,7 +21,7 @@ std::optional<ObjectClaim> objectClaim(const json::Value& parent, const char* ke
   return ObjectClaim{std::string(json::getString(*v, "name")), std::string(json::getString(*v, "uid"))};
 }
 
-Result<UserInfo> invalidToken(std::string why) {
+Result<meta::UserInfo> invalidToken(std::string why) {
   return ApiError::make(401, "Unauthorized", std::move(why));
 }
 
@@ -96,8 +96,8 @@ std::optional<TokenClaims> decodeClaims(std::string_view payload_json) {
   return c;
 }
 
-UserInfo serviceAccountUser(const TokenClaims& c) {
-  UserInfo u;
+meta::UserInfo serviceAccountUser(const TokenClaims& c) {
+  meta::UserInfo u;
   u.name = c.subject();
   u.uid = c.service_account.uid;
   u.groups = {kServiceAccountsGroup, std::string(kServiceAccountsGroup) + ":" + c.ns};
@@ -128,8 +128,8 @@ Result<std::string> ServiceAccountTokens::issue(TokenClaims claims) const {
   return signer_.sign(encodeClaims(claims));
 }
 
-std::optional<Result<UserInfo>> ServiceAccountTokens::authenticate(std::string_view token,
-                                                                   int64_t now) const {
+std::optional<Result<meta::UserInfo>> ServiceAccountTokens::authenticate(std::string_view token,
+                                                                         int64_t now) const {
   // Cheap pre-check first, as upstream: only JWTs of one of our issuers are ours.
   if (token.empty() || token.front() == '{') return std::nullopt;
   auto unverified = pki::unverifiedJwsPayload(token);
@@ -139,13 +139,13 @@ std::optional<Result<UserInfo>> ServiceAccountTokens::authenticate(std::string_v
   std::string_view iss = json::getString(peek, "iss");
   if (std::find(opts_.issuers.begin(), opts_.issuers.end(), iss) == opts_.issuers.end()) return std::nullopt;
   auto payload = verifier_.verify(token);
-  if (!payload) return Result<UserInfo>(payload.error());
+  if (!payload) return Result<meta::UserInfo>(payload.error());
   auto claims = decodeClaims(*payload);
   if (!claims) return invalidToken("service account token claims could not be validated");
   return validate(*claims, now);
 }
 
-Result<UserInfo> ServiceAccountTokens::validate(const TokenClaims& c, int64_t now) const {
+Result<meta::UserInfo> ServiceAccountTokens::validate(const TokenClaims& c, int64_t now) const {
   if (now > c.expires + kClockLeewaySeconds) return invalidToken("service account token has expired");
   if (c.not_before && now < c.not_before - kClockLeewaySeconds)
     return invalidToken("service account token is not valid yet");

@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "auth/user_info.h"
 #include "common/api_error.h"
+#include "meta/user_info.h"
 #include "pki/jwt.h"
 
 namespace shepherd::auth {
@@ -66,7 +66,7 @@ using ObjectLookup = std::function<std::optional<LiveObject>(std::string_view re
                                                              const std::string& name)>;
 
 // The user a ServiceAccount token stands for (before system:authenticated is added).
-UserInfo serviceAccountUser(const TokenClaims& c);
+meta::UserInfo serviceAccountUser(const TokenClaims& c);
 
 // Thread-safety: immutable after construction; issue() and authenticate() from any thread.
 class ServiceAccountTokens {
@@ -78,10 +78,10 @@ class ServiceAccountTokens {
   Result<std::string> issue(TokenClaims claims) const;
   // The user of a valid token; nullopt when the token is not ours (another issuer, not a
   // JWT); an error (logged by the caller, 401 to the client) when it is ours but not valid.
-  std::optional<Result<UserInfo>> authenticate(std::string_view token, int64_t now) const;
+  std::optional<Result<meta::UserInfo>> authenticate(std::string_view token, int64_t now) const;
 
  private:
-  Result<UserInfo> validate(const TokenClaims& c, int64_t now) const;
+  Result<meta::UserInfo> validate(const TokenClaims& c, int64_t now) const;
 
   ServiceAccountTokenOptions opts_;
   pki::JwtSigner signer_;

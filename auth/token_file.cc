@@ -60,7 +60,7 @@ Result<TokenFile> TokenFile::parse(const std::string& text) {
                                   ": a line needs at least 3 fields (token,user,uid)");
     if (fields[0].empty())
       return ApiError::badRequest("token file line " + std::to_string(n) + ": empty token");
-    UserInfo u;
+    meta::UserInfo u;
     u.name = fields[1];
     u.uid = fields[2];
     if (fields.size() > 3 && !fields[3].empty()) {
@@ -74,7 +74,7 @@ Result<TokenFile> TokenFile::parse(const std::string& text) {
   return tf;
 }
 
-const UserInfo* TokenFile::find(const std::string& token) const {
+const meta::UserInfo* TokenFile::find(const std::string& token) const {
   auto it = users_.find(token);
   return it == users_.end() ? nullptr : &it->second;
 }

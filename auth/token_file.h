@@ -5,8 +5,8 @@
 #include <map>
 #include <string>
 
-#include "auth/user_info.h"
 #include "common/api_error.h"
+#include "meta/user_info.h"
 
 namespace shepherd::auth {
 
@@ -15,11 +15,11 @@ class TokenFile {
  public:
   static Result<TokenFile> load(const std::string& path);
   static Result<TokenFile> parse(const std::string& text);
-  const UserInfo* find(const std::string& token) const;
+  const meta::UserInfo* find(const std::string& token) const;
   size_t size() const { return users_.size(); }
 
  private:
-  std::map<std::string, UserInfo> users_;
+  std::map<std::string, meta::UserInfo> users_;
 };
 
 }  // namespace shepherd::auth

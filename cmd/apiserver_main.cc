@@ -25,7 +25,8 @@
 #include "common/log.h"
 #include "common/signals.h"
 #include "handlers/api_handler.h"
-#include "handlers/http/server.h"
+#include "handlers/status.h"
+#include "net/http/server.h"
 #include "pki/certificates.h"
 #include "pki/cluster_pki.h"
 #include "pki/jwt.h"
@@ -374,6 +375,9 @@ int main(int argc, char** argv) {
 
   handlers::ApiHandlerOptions ho;
   http::ServerOptions hs;
+  hs.error_response = [](int code, const std::string& reason, const std::string& message) {
+    return handlers::errorResponse(ApiError::make(code, reason, message));
+  };
   std::string certDir = flags.get("cert-dir").empty() ? dir + "/pki" : flags.get("cert-dir");
   // Without a given serving certificate the generated PKI is used (it also holds the
   // ServiceAccount signing key, so plain-HTTP servers make it too).
@@ -436,7 +440,7 @@ int main(int argc, char** argv) {
   {
     const auth::ServiceAccountTokens* tokens = saTokens->get();
     authenticator.value()->addTokenAuthenticator(
-        [tokens](const std::string& token) -> std::optional<auth::UserInfo> {
+        [tokens](const std::string& token) -> std::optional<meta::UserInfo> {
           auto now =
               std::chrono::duration_cast<std::chrono::seconds>(clock::now().time_since_epoch()).count();
           auto r = tokens->authenticate(token, now);

@@ -30,7 +30,7 @@
 #include "controllers/replicaset/replica_set_controller.h"
 #include "controllers/serviceaccount/root_ca_publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
-#include "handlers/http/health_endpoint.h"
+#include "net/http/health_endpoint.h"
 #include "pki/certificate_authority.h"
 
 using namespace shepherd;

@@ -11,8 +11,8 @@
 #include "common/ids.h"
 #include "common/log.h"
 #include "common/signals.h"
-#include "controllers/scheduler/scheduler.h"
-#include "handlers/http/health_endpoint.h"
+#include "net/http/health_endpoint.h"
+#include "scheduler/scheduler.h"
 
 using namespace shepherd;
 

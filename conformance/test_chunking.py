@@ -1,12 +1,17 @@
 """Port of test/e2e/apimachinery/chunking.go (kubernetes/kubernetes), the [Conformance] test
 "should return chunks of results for list calls" with its BeforeEach."""
 
+import pytest
 from concurrent.futures import ThreadPoolExecutor
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from e2e_framework import by, conformance, describe_error, expect_no_error, fail, logf
+
+# Behaviour that depends on the store: scripts/test.sh runs this module again with the
+# API server on etcd.
+pytestmark = pytest.mark.storage
 
 NUMBER_OF_TOTAL_RESOURCES = 400
 

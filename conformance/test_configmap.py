@@ -3,11 +3,16 @@ test/e2e/common/node/configmap.go ("should fail to create ConfigMap with empty k
 run through a ConfigMap lifecycle") and test/e2e/common/storage/configmap_volume.go ("should
 be immutable if `immutable` field is set") from kubernetes/kubernetes."""
 
+import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from e2e_framework import (by, conformance, describe_error, expect_no_error, fail,
                            is_invalid, new_uuid)
+
+# Behaviour that depends on the store: scripts/test.sh runs this module again with the
+# API server on etcd.
+pytestmark = pytest.mark.storage
 
 
 def new_config_map(f, name):

@@ -1,10 +1,15 @@
 """Port of test/e2e/instrumentation/core_events.go (kubernetes/kubernetes), the [Conformance]
 test "should manage the lifecycle of an event"."""
 
+import pytest
 from kubernetes import client
 
 from e2e_framework import (by, conformance, expect_no_error, fail, object_diff,
                            semantic_equal, unix_time)
+
+# Behaviour that depends on the store: scripts/test.sh runs this module again with the
+# API server on etcd.
+pytestmark = pytest.mark.storage
 
 
 @conformance("[sig-instrumentation] Events should manage the lifecycle of an event "

@@ -1,12 +1,17 @@
 """Port of test/e2e/instrumentation/events.go (kubernetes/kubernetes), the [Conformance] test
 "should ensure that an event can be fetched, patched, deleted, and listed"."""
 
+import pytest
 import copy
 
 from kubernetes import client
 
 from e2e_framework import (by, conformance, expect_no_error, fail, object_diff,
                            semantic_equal, unix_time)
+
+# Behaviour that depends on the store: scripts/test.sh runs this module again with the
+# API server on etcd.
+pytestmark = pytest.mark.storage
 
 
 def new_test_event(namespace, name, label):

@@ -1,6 +1,7 @@
 """Port of test/e2e/common/node/lease.go (kubernetes/kubernetes), the [Conformance] test
 "lease API should be available"."""
 
+import pytest
 import copy
 import datetime
 
@@ -10,6 +11,10 @@ from e2e_framework import (GO_ZERO_TIME, compare_resource_version, conformance,
                            expect_no_error, expect_valid_resource_version, fail, is_not_found,
                            object_diff, semantic_equal)
 from kubernetes.client.rest import ApiException
+
+# Behaviour that depends on the store: scripts/test.sh runs this module again with the
+# API server on etcd.
+pytestmark = pytest.mark.storage
 
 
 def at(seconds):

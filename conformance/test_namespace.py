@@ -3,6 +3,7 @@ tests "should patch a Namespace", "should apply changes to a namespace status" a
 apply a finalizer to a Namespace". ("should ensure that all services are removed when a
 namespace is deleted" needs the namespace controller and is not ported yet.)"""
 
+import pytest
 import json
 
 from kubernetes import client
@@ -10,6 +11,10 @@ from kubernetes import client
 from e2e_framework import (by, compare_resource_version, conformance, expect_no_error,
                            expect_valid_resource_version, fail, logf, new_uuid, rand_string,
                            raw_call, retry_on_conflict)
+
+# Behaviour that depends on the store: scripts/test.sh runs this module again with the
+# API server on etcd.
+pytestmark = pytest.mark.storage
 
 BASE = "namespaces"
 LEVEL = "baseline"  # f.NamespacePodSecurityLevel = admissionapi.LevelBaseline

@@ -1,10 +1,15 @@
 """Port of test/e2e/common/node/podtemplates.go (kubernetes/kubernetes), the [Conformance]
 test "should run the lifecycle of PodTemplates"."""
 
+import pytest
 from kubernetes import client
 
 from e2e_framework import (compare_resource_version, conformance, expect_no_error,
                            expect_valid_resource_version, new_uuid)
+
+# Behaviour that depends on the store: scripts/test.sh runs this module again with the
+# API server on etcd.
+pytestmark = pytest.mark.storage
 
 # imageutils.GetE2EImage(imageutils.Nginx); no pod is run from a template.
 NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.14-4"

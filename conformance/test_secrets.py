@@ -1,12 +1,17 @@
 """Port of test/e2e/common/node/secrets.go (kubernetes/kubernetes), the [Conformance] test
 "should patch a secret"."""
 
+import pytest
 import base64
 
 from kubernetes import client
 
 from e2e_framework import (b64, by, compare_resource_version, conformance, expect_no_error,
                            expect_valid_resource_version, fail, new_uuid, unb64)
+
+# Behaviour that depends on the store: scripts/test.sh runs this module again with the
+# API server on etcd.
+pytestmark = pytest.mark.storage
 
 
 @conformance("[sig-node] Secrets should patch a secret [Conformance]")

@@ -1,10 +1,15 @@
 """Port of test/e2e/apimachinery/table_conversion.go (kubernetes/kubernetes), the
 [Conformance] test "should return a 406 for a backend which does not implement metadata"."""
 
+import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from e2e_framework import conformance, fail, raw_call
+
+# Behaviour that depends on the store: scripts/test.sh runs this module again with the
+# API server on etcd.
+pytestmark = pytest.mark.storage
 
 
 @conformance("[sig-api-machinery] Servers with support for Table transformation should return "

@@ -1,5 +1,6 @@
 """Port of test/e2e/apimachinery/watch.go (kubernetes/kubernetes)."""
 
+import pytest
 import random
 import threading
 import time
@@ -10,6 +11,10 @@ from kubernetes.client.rest import ApiException
 from e2e_framework import (Watcher, WatchClosed, by, conformance, describe_error,
                            event_summary, expect_no_error, fail, is_conflict, logf,
                            object_diff, semantic_equal)
+
+# Behaviour that depends on the store: scripts/test.sh runs this module again with the
+# API server on etcd.
+pytestmark = pytest.mark.storage
 
 WATCH_CONFIGMAP_LABEL_KEY = "watch-this-configmap"
 

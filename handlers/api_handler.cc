@@ -7,6 +7,7 @@
 #include "auth/impersonation.h"
 #include "common/ids.h"
 #include "handlers/node_restriction.h"
+#include "handlers/request_user.h"
 #include "handlers/status.h"
 
 namespace shepherd::handlers {
@@ -65,20 +66,21 @@ void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> res
   if (opts_.authenticator) {
     auto user = opts_.authenticator->authenticate(req);
     if (!user) return resp->send(errorResponse(user.error()));
-    req.user = std::move(*user);
-    if (audit) audit->user = req.user;
+    setRequestUser(req, std::move(*user));
+    if (audit) audit->user = requestUser(req);
   }
   if (opts_.authorizer) {
-    auto acting = auth::impersonatedUser(req, req.user, *opts_.authorizer);
+    auto acting = auth::impersonatedUser(req, requestUser(req), *opts_.authorizer);
     if (!acting) return resp->send(errorResponse(acting.error()));
     if (audit && !req.header("impersonate-user").empty()) audit->impersonated = *acting;
-    req.user = std::move(*acting);
-    auth::Decision d = opts_.authorizer->authorize(req.user, *info);
+    setRequestUser(req, std::move(*acting));
+    auth::Decision d = opts_.authorizer->authorize(requestUser(req), *info);
     if (audit) {
       audit->decision = d.allowed() ? "allow" : "forbid";
       audit->reason = d.reason;
     }
-    if (!d.allowed()) return resp->send(errorResponse(auth::forbiddenError(req.user, *info, d.reason)));
+    if (!d.allowed())
+      return resp->send(errorResponse(auth::forbiddenError(requestUser(req), *info, d.reason)));
     if (auto st = admitNodeRequest(req, *info, registry_); !st) return resp->send(errorResponse(st.error()));
   }
   const auto& catalog = apis::Catalog::instance();
@@ -184,7 +186,7 @@ void ApiHandler::handleResourcePath(http::Request& req, const std::shared_ptr<ht
   if (s.resource->namespaced && i == 0 && !s.name.empty())
     return resp->send(notFound());  // a namespaced object needs /namespaces/{ns}/
   s.store = registry_.store(s.resource->group, s.resource->version, s.resource->plural);
-  if (!s.store && !s.resource->ephemeral_create) return resp->send(notFound());
+  if (!s.store && s.resource->stored) return resp->send(notFound());
   rest_.handle(req, resp, s);
 }
 

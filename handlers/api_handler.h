@@ -10,10 +10,10 @@
 #include "auth/authorizer.h"
 #include "handlers/audit_log.h"
 #include "handlers/discovery.h"
-#include "handlers/http/message.h"
 #include "handlers/openapi.h"
 #include "handlers/rest_handler.h"
 #include "handlers/watch_registry.h"
+#include "net/http/message.h"
 #include "registry/registry.h"
 
 namespace shepherd::handlers {

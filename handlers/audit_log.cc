@@ -6,7 +6,7 @@ namespace shepherd::handlers {
 
 namespace {
 
-json::Value userJson(const auth::UserInfo& u, json::Allocator& a) {
+json::Value userJson(const meta::UserInfo& u, json::Allocator& a) {
   json::Value v(rapidjson::kObjectType);
   if (!u.name.empty()) json::setString(v, "username", u.name, a);
   if (!u.uid.empty()) json::setString(v, "uid", u.uid, a);

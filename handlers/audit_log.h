@@ -12,10 +12,10 @@
 #include <string>
 
 #include "auth/request_info.h"
-#include "auth/user_info.h"
 #include "common/api_error.h"
 #include "common/clock.h"
-#include "handlers/http/message.h"
+#include "meta/user_info.h"
+#include "net/http/message.h"
 
 namespace shepherd::handlers {
 
@@ -24,8 +24,8 @@ struct AuditEvent {
   std::string audit_id;
   clock::TimePoint received;
   std::string request_uri, source_ip, user_agent;
-  auth::UserInfo user;  // as authenticated
-  std::optional<auth::UserInfo> impersonated;
+  meta::UserInfo user;  // as authenticated
+  std::optional<meta::UserInfo> impersonated;
   std::optional<auth::RequestInfo> info;
   std::string decision, reason;  // authorization: "allow" / "forbid"
 };

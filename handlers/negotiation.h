@@ -7,7 +7,7 @@
 
 #include "common/api_error.h"
 #include "common/json.h"
-#include "handlers/http/message.h"
+#include "net/http/message.h"
 
 namespace shepherd::handlers {
 

@@ -2,6 +2,7 @@
 
 #include "auth/node_authorizer.h"
 #include "handlers/negotiation.h"
+#include "handlers/request_user.h"
 
 namespace shepherd::handlers {
 
@@ -33,7 +34,7 @@ json::Document current(registry::Registry& registry, const char* group, const ch
 
 Status admitNodeRequest(const http::Request& req, const auth::RequestInfo& info,
                         registry::Registry& registry) {
-  std::string node = auth::nodeNameOf(req.user);
+  std::string node = auth::nodeNameOf(requestUser(req));
   if (node.empty() || !info.resource_request) return okStatus();
   const std::string& verb = info.verb;
   bool write = verb == "create" || verb == "update" || verb == "patch" || verb == "delete";
@@ -103,14 +104,16 @@ Status admitNodeRequest(const http::Request& req, const auth::RequestInfo& info,
     if (!ref || !ref->IsObject() || json::getString(*ref, "kind") != "Pod")
       return forbidden(info, info.name, "node requested token not bound to a pod");
     std::string uid(json::getString(*ref, "uid"));
-    if (uid.empty()) return forbidden(info, info.name, "node requested token with a pod binding without a uid");
+    if (uid.empty())
+      return forbidden(info, info.name, "node requested token with a pod binding without a uid");
     std::string podName(json::getString(*ref, "name"));
     json::Document pod = current(registry, "", "pods", info.namespace_, podName);
     if (pod.IsNull()) return ApiError::notFound("", "pods", podName);
     if (json::getStringPath(pod, {"metadata", "uid"}) != uid)
-      return forbidden(info, info.name,
-                       "the UID in the bound object reference (" + uid +
-                           ") does not match the UID in record. The object might have been deleted and then recreated");
+      return forbidden(
+          info, info.name,
+          "the UID in the bound object reference (" + uid +
+              ") does not match the UID in record. The object might have been deleted and then recreated");
     if (json::getStringPath(pod, {"spec", "nodeName"}) != node)
       return forbidden(info, info.name, "node requested token bound to a pod scheduled on a different node");
     return okStatus();

@@ -6,7 +6,7 @@
 
 #include "auth/request_info.h"
 #include "common/api_error.h"
-#include "handlers/http/message.h"
+#include "net/http/message.h"
 #include "registry/registry.h"
 
 namespace shepherd::handlers {

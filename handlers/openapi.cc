@@ -11,7 +11,9 @@ namespace {
 
 enum class Flavor { V2, V3 };
 
-std::string refPrefix(Flavor f) { return f == Flavor::V2 ? "#/definitions/" : "#/components/schemas/"; }
+std::string refPrefix(Flavor f) {
+  return f == Flavor::V2 ? "#/definitions/" : "#/components/schemas/";
+}
 
 // Rewrites short `$ref: Name` references (and v3 specifics) in a copy of a schema.
 void convertSchema(json::Value& s, Flavor f, json::Allocator& a) {
@@ -53,8 +55,10 @@ void convertSchema(json::Value& s, Flavor f, json::Allocator& a) {
 void collectRefs(const json::Value& s, std::set<std::string>& out) {
   if (s.IsObject()) {
     for (auto& m : s.GetObject()) {
-      if (json::view(m.name) == "$ref" && m.value.IsString()) out.insert(std::string(json::view(m.value)));
-      else collectRefs(m.value, out);
+      if (json::view(m.name) == "$ref" && m.value.IsString())
+        out.insert(std::string(json::view(m.value)));
+      else
+        collectRefs(m.value, out);
     }
   } else if (s.IsArray()) {
     for (auto& v : s.GetArray()) collectRefs(v, out);
@@ -88,22 +92,36 @@ struct Param {
   bool required;
 };
 
-const Param kNamespaceParam{"namespace", "path", "string", "object name and auth scope, such as for teams and projects", true};
+const Param kNamespaceParam{"namespace", "path", "string",
+                            "object name and auth scope, such as for teams and projects", true};
 const Param kNameParam{"name", "path", "string", "name of the resource", true};
 const Param kPretty{"pretty", "query", "string", "If 'true', then the output is pretty printed.", false};
-const Param kDryRun{"dryRun", "query", "string", "When present, indicates that modifications should not be persisted. The only valid value is All.", false};
-const Param kFieldManager{"fieldManager", "query", "string", "A name associated with the actor or entity making these changes.", false};
-const Param kFieldValidation{"fieldValidation", "query", "string", "How the server treats unknown or duplicate fields in the request: Ignore, Warn (default) or Strict.", false};
-const Param kForce{"force", "query", "boolean", "Force is going to force Apply requests; it must be unset for other patches.", false};
+const Param kDryRun{
+    "dryRun", "query", "string",
+    "When present, indicates that modifications should not be persisted. The only valid value is All.",
+    false};
+const Param kFieldManager{"fieldManager", "query", "string",
+                          "A name associated with the actor or entity making these changes.", false};
+const Param kFieldValidation{
+    "fieldValidation", "query", "string",
+    "How the server treats unknown or duplicate fields in the request: Ignore, Warn (default) or Strict.",
+    false};
+const Param kForce{"force", "query", "boolean",
+                   "Force is going to force Apply requests; it must be unset for other patches.", false};
 const std::vector<Param> kListParams = {
     {"allowWatchBookmarks", "query", "boolean", "Ask for BOOKMARK watch events.", false},
     {"continue", "query", "string", "The continue token of the previous page of a paged list.", false},
-    {"fieldSelector", "query", "string", "A selector restricting the returned objects by their fields.", false},
-    {"labelSelector", "query", "string", "A selector restricting the returned objects by their labels.", false},
+    {"fieldSelector", "query", "string", "A selector restricting the returned objects by their fields.",
+     false},
+    {"labelSelector", "query", "string", "A selector restricting the returned objects by their labels.",
+     false},
     {"limit", "query", "integer", "The maximum number of objects to return in one page.", false},
-    {"resourceVersion", "query", "string", "Which resource version the list or watch may be served from.", false},
-    {"resourceVersionMatch", "query", "string", "How resourceVersion applies to a list: Exact or NotOlderThan.", false},
-    {"sendInitialEvents", "query", "boolean", "Start a watch with synthetic events for the current state.", false},
+    {"resourceVersion", "query", "string", "Which resource version the list or watch may be served from.",
+     false},
+    {"resourceVersionMatch", "query", "string",
+     "How resourceVersion applies to a list: Exact or NotOlderThan.", false},
+    {"sendInitialEvents", "query", "boolean", "Start a watch with synthetic events for the current state.",
+     false},
     {"timeoutSeconds", "query", "integer", "Timeout for the list or watch call.", false},
     {"watch", "query", "boolean", "Watch for changes to the described resources.", false}};
 
@@ -137,7 +155,8 @@ class Builder {
 
   json::Value operation(const std::string& id, const std::string& desc, const std::string& action,
                         const apis::Resource& r, const std::string& bodyDef, const std::string& respDef,
-                        const std::vector<Param>& params, const std::vector<std::string>& consumes, int code) {
+                        const std::vector<Param>& params, const std::vector<std::string>& consumes,
+                        int code) {
     json::Value op(rapidjson::kObjectType);
     op.AddMember("description", json::str(desc, a_), a_);
     op.AddMember("operationId", json::str(id, a_), a_);
@@ -183,13 +202,15 @@ class Builder {
     json::Value responses(rapidjson::kObjectType);
     for (int c : {code, 401}) {
       json::Value resp(rapidjson::kObjectType);
-      resp.AddMember("description", json::str(c == 401 ? "Unauthorized" : (c == 201 ? "Created" : "OK"), a_), a_);
+      resp.AddMember("description", json::str(c == 401 ? "Unauthorized" : (c == 201 ? "Created" : "OK"), a_),
+                     a_);
       if (c != 401) {
         if (f_ == Flavor::V2) {
           resp.AddMember("schema", ref(respDef), a_);
         } else {
           json::Value content(rapidjson::kObjectType);
-          for (const char* p : {"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}) {
+          for (const char* p :
+               {"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}) {
             json::Value m(rapidjson::kObjectType);
             m.AddMember("schema", ref(respDef), a_);
             content.AddMember(json::str(p, a_), m, a_);
@@ -212,15 +233,17 @@ class Builder {
   // Adds the paths of one resource to `paths`.
   void addResource(json::Value& paths, const apis::Resource& r, const std::string& listDef) {
     std::string base = r.group.empty() ? "/api/" + r.version : "/apis/" + r.group + "/" + r.version;
-    if (r.ephemeral_create) {  // create-only reviews
+    if (!r.stored) {  // create-only reviews
       json::Value p(rapidjson::kObjectType);
       std::vector<Param> cp;
       if (r.namespaced) cp.push_back(kNamespaceParam);
       for (const auto& x : {kPretty, kDryRun, kFieldManager, kFieldValidation}) cp.push_back(x);
       std::string gv = r.group.empty() ? "Core" + cap(r.version) : camel(r.group) + cap(r.version);
-      p.AddMember("post", operation("create" + gv + (r.namespaced ? "Namespaced" : "") + r.kind, "create a " + r.kind,
-                                    "post", r, r.schema_name, r.schema_name, cp, {"application/json", "application/yaml"},
-                                    201), a_);
+      p.AddMember(
+          "post",
+          operation("create" + gv + (r.namespaced ? "Namespaced" : "") + r.kind, "create a " + r.kind, "post",
+                    r, r.schema_name, r.schema_name, cp, {"application/json", "application/yaml"}, 201),
+          a_);
       std::string path = r.namespaced ? base + "/namespaces/{namespace}/" + r.plural : base + "/" + r.plural;
       paths.AddMember(json::str(path, a_), p, a_);
       return;
@@ -233,62 +256,90 @@ class Builder {
     std::vector<Param> scope;
     if (r.namespaced) scope.push_back(kNamespaceParam);
     const std::string& def = r.schema_name;
-    std::vector<std::string> json = {"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"};
+    std::vector<std::string> json = {"application/json", "application/yaml",
+                                     "application/vnd.kubernetes.protobuf"};
     std::vector<std::string> patchTypes = {"application/json-patch+json", "application/merge-patch+json",
-                                           "application/strategic-merge-patch+json", "application/apply-patch+yaml"};
+                                           "application/strategic-merge-patch+json",
+                                           "application/apply-patch+yaml"};
     {
       json::Value p(rapidjson::kObjectType);
       std::vector<Param> lp = scope;
       lp.insert(lp.end(), kListParams.begin(), kListParams.end());
       lp.push_back(kPretty);
-      p.AddMember("get", operation("list" + gvId + ns + kindId, "list or watch objects of kind " + r.kind, "list", r, "", listDef, lp, {}, 200), a_);
+      p.AddMember("get",
+                  operation("list" + gvId + ns + kindId, "list or watch objects of kind " + r.kind, "list", r,
+                            "", listDef, lp, {}, 200),
+                  a_);
       std::vector<Param> cp = scope;
       for (const auto& x : {kPretty, kDryRun, kFieldManager, kFieldValidation}) cp.push_back(x);
-      p.AddMember("post", operation("create" + gvId + ns + kindId, "create a " + r.kind, "post", r, def, def, cp, json, 201), a_);
+      p.AddMember(
+          "post",
+          operation("create" + gvId + ns + kindId, "create a " + r.kind, "post", r, def, def, cp, json, 201),
+          a_);
       std::vector<Param> dp = scope;
       for (const auto& x : kListParams) dp.push_back(x);
       dp.push_back(kDryRun);
-      p.AddMember("delete", operation("deletecollection" + gvId + ns + kindId, "delete collection of " + r.kind, "deletecollection", r,
-                                      std::string(kMeta) + "DeleteOptions", std::string(kMeta) + "Status", dp, json, 200), a_);
+      p.AddMember("delete",
+                  operation("deletecollection" + gvId + ns + kindId, "delete collection of " + r.kind,
+                            "deletecollection", r, std::string(kMeta) + "DeleteOptions",
+                            std::string(kMeta) + "Status", dp, json, 200),
+                  a_);
       paths.AddMember(json::str(coll, a_), p, a_);
     }
     addItem(paths, r, item, "", gvId + ns + kindId, scope, def, json, patchTypes);
     for (const auto& sub : r.subresources) {
-      if (sub == "status") addItem(paths, r, item + "/status", "Status", gvId + ns + kindId, scope, def, json, patchTypes);
+      if (sub == "status")
+        addItem(paths, r, item + "/status", "Status", gvId + ns + kindId, scope, def, json, patchTypes);
     }
     if (r.namespaced) {
       json::Value p(rapidjson::kObjectType);
       std::vector<Param> lp(kListParams.begin(), kListParams.end());
       lp.push_back(kPretty);
-      p.AddMember("get", operation("list" + gvId + kindId + "ForAllNamespaces", "list or watch objects of kind " + r.kind,
-                                   "list", r, "", listDef, lp, {}, 200), a_);
+      p.AddMember("get",
+                  operation("list" + gvId + kindId + "ForAllNamespaces",
+                            "list or watch objects of kind " + r.kind, "list", r, "", listDef, lp, {}, 200),
+                  a_);
       paths.AddMember(json::str(base + "/" + r.plural, a_), p, a_);
     }
   }
 
  private:
-  void addItem(json::Value& paths, const apis::Resource& r, const std::string& path, const std::string& suffix,
-               const std::string& idBase, std::vector<Param> scope, const std::string& def,
-               const std::vector<std::string>& json, const std::vector<std::string>& patchTypes) {
+  void addItem(json::Value& paths, const apis::Resource& r, const std::string& path,
+               const std::string& suffix, const std::string& idBase, std::vector<Param> scope,
+               const std::string& def, const std::vector<std::string>& json,
+               const std::vector<std::string>& patchTypes) {
     json::Value p(rapidjson::kObjectType);
     scope.push_back(kNameParam);
     std::vector<Param> gp = scope;
     gp.push_back(kPretty);
-    p.AddMember("get", operation("read" + idBase + suffix, "read the specified " + r.kind, "get", r, "", def, gp, {}, 200), a_);
+    p.AddMember(
+        "get",
+        operation("read" + idBase + suffix, "read the specified " + r.kind, "get", r, "", def, gp, {}, 200),
+        a_);
     std::vector<Param> up = scope;
     for (const auto& x : {kPretty, kDryRun, kFieldManager, kFieldValidation}) up.push_back(x);
-    p.AddMember("put", operation("replace" + idBase + suffix, "replace the specified " + r.kind, "put", r, def, def, up, json, 200), a_);
+    p.AddMember("put",
+                operation("replace" + idBase + suffix, "replace the specified " + r.kind, "put", r, def, def,
+                          up, json, 200),
+                a_);
     std::vector<Param> pp = up;
     pp.push_back(kForce);
-    p.AddMember("patch", operation("patch" + idBase + suffix, "partially update the specified " + r.kind, "patch", r,
-                                   std::string(kMeta) + "Patch", def, pp, patchTypes, 200), a_);
+    p.AddMember("patch",
+                operation("patch" + idBase + suffix, "partially update the specified " + r.kind, "patch", r,
+                          std::string(kMeta) + "Patch", def, pp, patchTypes, 200),
+                a_);
     if (suffix.empty()) {
       std::vector<Param> dp = scope;
       for (const auto& x : {kPretty, kDryRun}) dp.push_back(x);
-      dp.push_back({"gracePeriodSeconds", "query", "integer", "Seconds before the object is deleted.", false});
-      dp.push_back({"propagationPolicy", "query", "string", "Whether and how garbage collection is performed.", false});
-      p.AddMember("delete", operation("delete" + idBase, "delete a " + r.kind, "delete", r,
-                                      std::string(kMeta) + "DeleteOptions", std::string(kMeta) + "Status", dp, json, 200), a_);
+      dp.push_back(
+          {"gracePeriodSeconds", "query", "integer", "Seconds before the object is deleted.", false});
+      dp.push_back({"propagationPolicy", "query", "string",
+                    "Whether and how garbage collection is performed.", false});
+      p.AddMember(
+          "delete",
+          operation("delete" + idBase, "delete a " + r.kind, "delete", r,
+                    std::string(kMeta) + "DeleteOptions", std::string(kMeta) + "Status", dp, json, 200),
+          a_);
     }
     paths.AddMember(json::str(path, a_), p, a_);
   }
@@ -315,7 +366,9 @@ class Builder {
   json::Allocator& a_;
 };
 
-std::string listDefinition(const apis::Resource& r) { return r.schema_name + "List"; }
+std::string listDefinition(const apis::Resource& r) {
+  return r.schema_name + "List";
+}
 
 void addDefinitions(json::Value& out, const json::Document& raw, const std::set<std::string>& names, Flavor f,
                     json::Allocator& a) {
@@ -362,7 +415,7 @@ OpenApiDocuments::OpenApiDocuments(const apis::Catalog& catalog, const apis::Sch
     for (const auto& r : catalog.resources()) {
       b.addResource(paths, *r, listDefinition(*r));
       roots.push_back(r->schema_name);
-      if (!r->ephemeral_create) roots.push_back(listDefinition(*r));
+      if (r->stored) roots.push_back(listDefinition(*r));
     }
     d.AddMember("paths", paths, a);
     json::Value defs(rapidjson::kObjectType);
@@ -386,7 +439,7 @@ OpenApiDocuments::OpenApiDocuments(const apis::Catalog& catalog, const apis::Sch
     for (const auto& r : catalog.resourcesOf(gv.group, gv.version)) {
       b.addResource(paths, *r, listDefinition(*r));
       roots.push_back(r->schema_name);
-      if (!r->ephemeral_create) roots.push_back(listDefinition(*r));
+      if (r->stored) roots.push_back(listDefinition(*r));
     }
     d.AddMember("paths", paths, a);
     json::Value components(rapidjson::kObjectType);

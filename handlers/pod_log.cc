@@ -16,7 +16,7 @@
 #include "handlers/pod_target.h"
 #include "handlers/rest_handler.h"
 #include "handlers/status.h"
-#include "handlers/stream/websocket_responder.h"
+#include "net/stream/websocket_responder.h"
 
 namespace shepherd::handlers {
 

@@ -14,15 +14,15 @@
 
 #include "common/log.h"
 #include "common/url.h"
-#include "handlers/http/relay.h"
-#include "handlers/http/upgrade_dialer.h"
 #include "handlers/pod_target.h"
 #include "handlers/rest_handler.h"
 #include "handlers/status.h"
-#include "handlers/stream/remotecommand_translator.h"
-#include "handlers/stream/spdy_framer.h"
-#include "handlers/stream/websocket.h"
-#include "handlers/stream/websocket_tunnel.h"
+#include "net/http/relay.h"
+#include "net/http/upgrade_dialer.h"
+#include "net/stream/remotecommand_translator.h"
+#include "net/stream/spdy_framer.h"
+#include "net/stream/websocket.h"
+#include "net/stream/websocket_tunnel.h"
 
 namespace shepherd::handlers {
 

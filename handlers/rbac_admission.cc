@@ -3,6 +3,7 @@
 // covered. An update that changes nothing but garbage-collection metadata is let through,
 // as upstream.
 #include "auth/rbac_escalation.h"
+#include "handlers/request_user.h"
 #include "handlers/rest_handler.h"
 
 namespace shepherd::handlers {
@@ -27,7 +28,7 @@ void RestHandler::admitWrite(registry::WriteOptions& opts, const http::Request& 
   if (!rbac_policy_ || !authorizer_ || s.resource->group != "rbac.authorization.k8s.io" ||
       !s.subresource.empty())
     return;
-  auth::UserInfo user = req.user;
+  meta::UserInfo user = requestUser(req);
   std::string kind = s.resource->kind;
   std::string ns = s.ns;
   const auth::Authorizer* authorizer = authorizer_;

@@ -9,6 +9,8 @@
 #include "common/yaml_json.h"
 #include "handlers/negotiation.h"
 #include "handlers/patch/patch.h"
+#include "handlers/request_user.h"
+#include "handlers/reviews.h"
 #include "handlers/status.h"
 #include "handlers/table.h"
 #include "handlers/watch_stream.h"
@@ -203,7 +205,7 @@ void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Respond
     if (m != "POST") return resp->send(errorResponse(ApiError::methodNotSupported("", "pods/binding", m)));
     return bind(req, resp, s);
   }
-  if (s.resource->ephemeral_create) {
+  if (!s.resource->stored) {
     if (m != "POST" || item)
       return resp->send(
           errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural, m)));
@@ -320,10 +322,10 @@ void RestHandler::watch(http::Request& req, const std::shared_ptr<http::Responde
     if (auto fresh = s.store->awaitFresh(o.resource_version); !fresh)
       return resp->send(errorResponse(fresh.error()));
 
-  auto slot = watches_.reserve(req.user.name);
+  auto slot = watches_.reserve(requestUser(req).name);
   if (!slot) {
     ApiError e = ApiError::make(429, "TooManyRequests",
-                                "too many watches: user \"" + req.user.name + "\" already has " +
+                                "too many watches: user \"" + requestUser(req).name + "\" already has " +
                                     std::to_string(watches_.maxPerUser()) + " open");
     e.retry_after_seconds = 1;
     return resp->send(errorResponse(e));
@@ -377,8 +379,7 @@ void RestHandler::createEphemeral(http::Request& req, const std::shared_ptr<http
   std::vector<std::string> warnings;
   if (auto st = checkAgainstSchema(doc, *s.resource, params->validation, warnings); !st)
     return resp->send(errorResponse(st.error()));
-  auto out =
-      s.resource->ephemeral_create(doc, apis::EphemeralContext{req.user, authorizer_, rbac_policy_.get()});
+  auto out = answerReview(*s.resource, doc, ReviewContext{requestUser(req), authorizer_, rbac_policy_.get()});
   if (!out) return resp->send(errorResponse(out.error()));
   resp->send(objectResponse(201, out.value(), *fmt, warnings));
 }

@@ -6,10 +6,11 @@
 #include <string>
 
 #include "apis/resource.h"
+#include "auth/authorizer.h"
 #include "auth/rbac_policy.h"
 #include "auth/service_account_token.h"
-#include "handlers/http/message.h"
 #include "handlers/watch_registry.h"
+#include "net/http/message.h"
 #include "registry/registry.h"
 #include "registry/store.h"
 

@@ -8,8 +8,8 @@
 #include <mutex>
 
 #include "apis/resource.h"
-#include "handlers/http/message.h"
 #include "handlers/table.h"
+#include "net/http/message.h"
 #include "storage/watch_cache.h"
 
 namespace shepherd::handlers {

@@ -3,7 +3,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "apis/quantity.h"
+#include "meta/quantity.h"
+#include "meta/validation.h"
 
 namespace shepherd::kubelet {
 
@@ -38,73 +39,6 @@ std::string expand(const std::string& in, const std::map<std::string, std::strin
   return out;
 }
 
-namespace {
-
-// Go's strconv.Quote (fmt's %q) for the characters a label or annotation holds: ASCII
-// escapes as Go writes them, C1 controls as \u00XX, invalid UTF-8 bytes as \xXX; other
-// characters are kept.
-std::string goQuote(const std::string& s) {
-  static const char* hex = "0123456789abcdef";
-  std::string out = "\"";
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\a': out += "\\a"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\v': out += "\\v"; break;
-        default:
-          if (c < 0x20 || c == 0x7f) {
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 15];
-          } else {
-            out += static_cast<char>(c);
-          }
-      }
-      ++i;
-      continue;
-    }
-    // A UTF-8 sequence: its length from the lead byte, then continuation bytes.
-    size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-    uint32_t cp = len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-    bool valid = len != 0 && i + len <= s.size();
-    for (size_t k = 1; valid && k < len; ++k) {
-      unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) valid = false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if (valid && ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-                  cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)))
-      valid = false;
-    if (!valid) {
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-      ++i;
-      continue;
-    }
-    if (cp <= 0x9F || cp == 0xA0 || cp == 0xAD) {  // C1 controls and the non-printing Latin-1 spaces
-      out += "\\u00";
-      out += hex[(cp >> 4) & 15];
-      out += hex[cp & 15];
-    } else {
-      out.append(s, i, len);
-    }
-    i += len;
-  }
-  out += '"';
-  return out;
-}
-
-}  // namespace
-
 std::optional<std::string> fieldRef(const PodFacts& facts, const std::string& path) {
   const json::Value& pod = *facts.pod;
   auto bracket = [&](const std::string& prefix,
@@ -131,11 +65,12 @@ std::optional<std::string> fieldRef(const PodFacts& facts, const std::string& pa
         json::findPath(pod, {"metadata", path == "metadata.labels" ? "labels" : "annotations"});
     std::map<std::string, std::string> sorted;
     if (m && m->IsObject())
-      for (auto& kv : m->GetObject()) sorted[std::string(json::view(kv.name))] = std::string(json::view(kv.value));
+      for (auto& kv : m->GetObject())
+        sorted[std::string(json::view(kv.name))] = std::string(json::view(kv.value));
     std::string out;
     for (const auto& [k, v] : sorted) {
       if (!out.empty()) out += '\n';
-      out += k + "=" + goQuote(v);
+      out += k + "=" + meta::validation::quote(v);
     }
     return out;
   }
@@ -151,18 +86,18 @@ std::optional<std::string> resourceFieldRef(const json::Value& container, const 
   const json::Value* q =
       json::findPath(container, {"resources", kind == "limits" ? "limits" : "requests", name});
   std::optional<long double> value;
-  if (q) value = apis::quantityValue(*q);
+  if (q) value = meta::quantityValue(*q);
   // Upstream's MergeContainerResourceLimits: an unset or zero limit is node allocatable.
   if ((!value || *value == 0) && kind == "limits") {
     if (name == "cpu")
-      value = apis::parseQuantity(facts.node_cpu);
+      value = meta::parseQuantity(facts.node_cpu);
     else if (name == "memory")
-      value = apis::parseQuantity(facts.node_memory);
+      value = meta::parseQuantity(facts.node_memory);
   }
   if (!value) value = 0;
   long double div = 1;
   if (!divisor.empty()) {
-    auto d = apis::parseQuantity(divisor);
+    auto d = meta::parseQuantity(divisor);
     if (d && *d > 0) div = *d;
   }
   // Upstream rounds up to the next integer of the divisor unit (at least 1 for cpu).

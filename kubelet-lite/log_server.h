@@ -12,9 +12,9 @@
 
 #include "common/api_error.h"
 #include "common/json.h"
-#include "handlers/http/server.h"
 #include "kubelet-lite/cri_log.h"
 #include "kubelet-lite/streaming.h"
+#include "net/http/server.h"
 
 namespace shepherd::kubelet {
 

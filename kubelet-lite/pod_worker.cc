@@ -7,13 +7,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "apis/kinds/podspec.h"
-#include "apis/quantity.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "kubelet-lite/cgroups.h"
 #include "kubelet-lite/cri_log.h"
 #include "kubelet-lite/volumes.h"
+#include "meta/quantity.h"
 
 namespace shepherd::kubelet {
 
@@ -43,7 +42,7 @@ std::string restartPolicy(const json::Value& pod) {
 int64_t milliOf(const json::Value& c, const char* kind, const char* res) {
   const json::Value* q = json::findPath(c, {"resources", kind, res});
   if (!q) return 0;
-  auto v = apis::quantityValue(*q);
+  auto v = meta::quantityValue(*q);
   return v ? static_cast<int64_t>(*v * 1000.0L + 0.5L) : 0;
 }
 
@@ -369,7 +368,7 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
     res->set_cpu_quota(std::max<int64_t>(1000, limCpu * 100000 / 1000));
   }
   if (const json::Value* mem = json::findPath(spec, {"resources", "limits", "memory"}))
-    if (auto v = apis::quantityValue(*mem)) res->set_memory_limit_in_bytes(static_cast<int64_t>(*v));
+    if (auto v = meta::quantityValue(*mem)) res->set_memory_limit_in_bytes(static_cast<int64_t>(*v));
   auto* sc = lc->mutable_security_context();
   const json::Value* csc = json::find(spec, "securityContext");
   const json::Value* psc = json::findPath(pod, {"spec", "securityContext"});

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "common/api_error.h"
-#include "handlers/http/server.h"
+#include "net/http/server.h"
 
 namespace shepherd::kubelet {
 

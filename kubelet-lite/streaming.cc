@@ -4,10 +4,10 @@
 
 #include "common/json.h"
 #include "common/log.h"
-#include "handlers/http/relay.h"
-#include "handlers/http/upgrade_dialer.h"
-#include "handlers/stream/spdy_framer.h"
 #include "kubelet-lite/kubelet.h"
+#include "net/http/relay.h"
+#include "net/http/upgrade_dialer.h"
+#include "net/stream/spdy_framer.h"
 
 namespace shepherd::kubelet {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "handlers/http/message.h"
+#include "net/http/message.h"
 
 namespace shepherd::kubelet {
 

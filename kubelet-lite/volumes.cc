@@ -12,8 +12,8 @@
 #include <fstream>
 #include <set>
 
-#include "apis/quantity.h"
 #include "common/log.h"
+#include "meta/quantity.h"
 
 namespace shepherd::kubelet {
 
@@ -278,7 +278,7 @@ Result<PreparedVolumes> prepareVolumes(const std::string& pod_dir, const PodFact
         std::string opts = "mode=0777";
         // In bytes, as upstream's setupTmpfs (tmpfs does not read quantity suffixes like Mi).
         if (const json::Value* size = json::find(*ed, "sizeLimit"))
-          if (auto bytes = apis::quantityValue(*size); bytes && *bytes > 0)
+          if (auto bytes = meta::quantityValue(*size); bytes && *bytes > 0)
             opts += ",size=" + std::to_string(static_cast<long long>(std::ceil(*bytes)));
         // Mounted by an earlier prepare: mounting again would hide the volume's content.
         if (isMountPoint(dir) || mount("tmpfs", dir.c_str(), "tmpfs", 0, opts.c_str()) == 0 || errno == EBUSY)

@@ -13,7 +13,7 @@ Result<std::unique_ptr<Registry>> Registry::start(storage::Storage& storage, con
   if (!alloc) return alloc.error();
   reg->allocator_ = std::move(alloc.value());
   for (const auto& res : apis::Catalog::instance().resources()) {
-    if (res->ephemeral_create) continue;  // nothing stored
+    if (!res->stored) continue;  // nothing stored
     auto prepared = std::make_unique<PreparedObjects>();
     auto cache = std::make_unique<storage::WatchCache>(
         storage, res->storage_prefix,

@@ -4,11 +4,11 @@
 
 #include "apis/kinds/podspec.h"
 #include "apis/schema.h"
-#include "apis/selectors.h"
-#include "apis/validation.h"
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/log.h"
+#include "meta/selectors.h"
+#include "meta/validation.h"
 #include "registry/continue_token.h"
 #include "registry/managed_fields.h"
 #include "registry/registry.h"
@@ -16,6 +16,14 @@
 namespace shepherd::registry {
 
 namespace {
+
+// The watch cache's filter for a list or watch; empty selectors match everything.
+storage::Predicate makePredicate(meta::LabelSelector labels, meta::FieldSelector fields) {
+  if (labels.empty() && fields.empty()) return nullptr;
+  return [labels = std::move(labels), fields = std::move(fields)](const storage::CachedObject& o) {
+    return labels.matches(o.labels) && fields.matches(o.name, o.ns, o.fields);
+  };
+}
 
 constexpr int kMaxUpdateAttempts = 16;
 constexpr size_t kMaxAnnotationBytes = 256 * 1024;
@@ -217,9 +225,9 @@ Status Store::awaitFresh(const std::string& resource_version) const {
 }
 
 Result<ListPage> Store::list(const ListOptions& opts) const {
-  auto labels = apis::LabelSelector::parse(opts.label_selector);
+  auto labels = meta::LabelSelector::parse(opts.label_selector);
   if (!labels) return labels.error();
-  auto fields = apis::FieldSelector::parse(opts.field_selector, resource_->strategy->selectableFieldNames(),
+  auto fields = meta::FieldSelector::parse(opts.field_selector, resource_->strategy->selectableFieldNames(),
                                            resource_->namespaced);
   if (!fields) return fields.error();
   bool filtered = !labels->empty() || !fields->empty();
@@ -240,7 +248,7 @@ Result<ListPage> Store::list(const ListOptions& opts) const {
       req.index_value = *value;
       break;
     }
-  req.predicate = apis::makePredicate(std::move(*labels), std::move(*fields));
+  req.predicate = makePredicate(std::move(*labels), std::move(*fields));
 
   if (!opts.resource_version_match.empty()) {
     if (opts.resource_version_match != "NotOlderThan" && opts.resource_version_match != "Exact")
@@ -323,9 +331,9 @@ Result<ListPage> Store::list(const ListOptions& opts) const {
 
 Result<std::unique_ptr<storage::CacheWatch>> Store::watch(const WatchOptions& opts,
                                                           std::shared_ptr<storage::WatchSink> sink) {
-  auto labels = apis::LabelSelector::parse(opts.label_selector);
+  auto labels = meta::LabelSelector::parse(opts.label_selector);
   if (!labels) return labels.error();
-  auto fields = apis::FieldSelector::parse(opts.field_selector, resource_->strategy->selectableFieldNames(),
+  auto fields = meta::FieldSelector::parse(opts.field_selector, resource_->strategy->selectableFieldNames(),
                                            resource_->namespaced);
   if (!fields) return fields.error();
   storage::CacheWatchRequest req;
@@ -335,7 +343,7 @@ Result<std::unique_ptr<storage::CacheWatch>> Store::watch(const WatchOptions& op
   if (const std::string* name = fields->exactValue("metadata.name");
       name && (!resource_->namespaced || !opts.ns.empty()))
     req.prefix = resource_->key(opts.ns, *name);
-  req.predicate = apis::makePredicate(std::move(*labels), std::move(*fields));
+  req.predicate = makePredicate(std::move(*labels), std::move(*fields));
   if (req.prefix != resource_->prefixFor(opts.ns)) {
     // Narrowed to one key: keep exact-name semantics.
     std::string key = req.prefix;
@@ -412,7 +420,7 @@ Status Store::checkNamespaceForCreate(const std::string& ns, const std::string& 
 }
 
 void Store::validateMetadata(const json::Value& obj, apis::FieldErrors& errs) const {
-  using namespace apis::validation;
+  using namespace meta::validation;
   const json::Value* m = json::find(obj, "metadata");
   if (!m || !m->IsObject()) {
     errs.required("metadata.name", "name or generateName is required");

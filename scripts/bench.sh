@@ -13,9 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
 # Only what the benchmarks run (not the test binaries): a fresh machine builds less.
-./scripts/build.sh shepherd shepherd-apiserver shepherd-scheduler shepherd-controller-manager kubelet-lite \
-  api_bench watch_bench footprint_bench scheduler_bench pod_startup_bench cluster_sim_bench \
-  etcd_transport_bench
+./scripts/build.sh benchmarks
 which=${1:-all}
 runs=${RUNS:-3}
 bin=./build/cmd

@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # build
   build-essential cmake g++ pkg-config clang clang-format libclang-rt-14-dev
+  # Ninja builds; ccache keeps compilations across build directories and runs
+  ninja-build ccache
   # libraries (see docs/adr for why each one)
   libboost1.81-dev rapidjson-dev libyaml-cpp-dev libsqlite3-dev libssl-dev
   libcurl4-openssl-dev libgtest-dev libgmock-dev zlib1g-dev

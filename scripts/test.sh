@@ -1,75 +1,130 @@
 #!/usr/bin/env bash
-# Quick start, step two: the whole test suite, exactly as CI runs it.
-#   1. set-up (Debian packages), release build, unit tests (ctest), the watch stress
-#      test, end-to-end suites, the ported conformance tests (conformance/RESULTS.md) and
-#      the kubectl 1.27-1.33 matrix (tests/kubectl_matrix/MATRIX.md);
-#   2. the end-to-end suites, conformance and the matrix again with the API servers on etcd
-#      (--etcd-servers; one etcd for the pass, a key prefix per test server);
-#   3. the first pass against the AddressSanitizer/UBSan build (without the matrix).
-# Set SHEPHERD_SKIP_ASAN=1 to skip the third pass, SHEPHERD_SKIP_ETCD=1 the second (for quick
-# local iterations).
+# Quick start, step two: the whole test suite, exactly as CI runs it (.ci/run).
+#   1. set-up (Debian packages) and the sanitizer build (AddressSanitizer + UBSan, build-asan/;
+#      every suite runs against it, so memory errors and leaks fail the run);
+#   2. unit tests (ctest, with the layering check), the watch stress test, the end-to-end
+#      suites, the ported conformance tests (conformance/RESULTS.md) and the kubectl
+#      1.27-1.33 matrix (tests/kubectl_matrix/MATRIX.md);
+#   3. the etcd pass: the end-to-end and conformance tests whose behaviour depends on the
+#      store (pytest marker `storage`) again with the API servers on one etcd
+#      (conformance/RESULTS-etcd.md).
+# The release build (build/) is what scripts/up.sh runs and scripts/bench.sh measures; the
+# suite does not build it. Each step's wall time is printed at the end.
+#
+#   scripts/test.sh                 everything (CI)
+#   scripts/test.sh --quick         unit tests and the end-to-end tests not marked `slow`
+#   scripts/test.sh --only PATTERN  only tests matching PATTERN in every suite (ctest -R,
+#                                   pytest -k); no etcd pass
+#   scripts/test.sh --etcd-all      the etcd pass runs every end-to-end, conformance and
+#                                   matrix test, not only the `storage` ones
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+mode=all only="" etcd_all=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) mode=quick ;;
+    --only) mode=only; only=${2:?--only needs a pattern}; shift ;;
+    --etcd-all) etcd_all=1 ;;
+    *) echo "test.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
 start=$(date +%s)
-step() { echo; echo "=== $* ($(( $(date +%s) - start ))s)"; }
+step_names=() step_secs=() step_start=$start current=""
+step() {
+  local now; now=$(date +%s)
+  if [ -n "$current" ]; then step_names+=("$current"); step_secs+=($((now - step_start))); fi
+  current="$*" step_start=$now
+  echo; echo "=== $* ($((now - start))s)"
+}
+summary() {
+  local rc=$? now; now=$(date +%s)
+  if [ -n "$current" ]; then step_names+=("$current"); step_secs+=($((now - step_start))); fi
+  echo; echo "=== step times"
+  for i in "${!step_names[@]}"; do printf '%6ds  %s\n' "${step_secs[$i]}" "${step_names[$i]}"; done
+  printf '%6ds  total (%s)\n' $((now - start)) "$([ $rc -eq 0 ] && echo passed || echo "FAILED, exit $rc")"
+}
+trap summary EXIT
+
+# pytest exits 5 when a selection matches nothing: fine for --only.
+pytest_ok() {
+  local rc=0
+  "$@" || rc=$?
+  if [ $rc -eq 5 ] && [ "$mode" = only ]; then rc=0; fi
+  return $rc
+}
 
 step "setup"
 ./scripts/setup-deps.sh
 
-run_suites() {
-  local builddir=$1 matrix=${2:-matrix}
-  export SHEPHERD_APISERVER="$PWD/$builddir/cmd/shepherd-apiserver"
-  step "unit tests ($builddir)"
-  ctest --test-dir "$builddir" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" -E watch_stress
-  step "watch stress: 200 reconnecting watchers, 500 writes/s, 2 minutes ($builddir)"
-  ctest --test-dir "$builddir" --output-on-failure -R watch_stress
-  step "end-to-end tests ($builddir)"
-  /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e
-  step "conformance ($builddir)"
-  /usr/bin/python3 conformance/run.py
-  if [ "$matrix" = matrix ]; then
-    step "kubectl 1.27-1.33 matrix ($builddir)"
+step "build with sanitizers (build-asan)"
+./scripts/build.sh --sanitize tests
+builddir=build-asan
+export SHEPHERD_APISERVER="$PWD/$builddir/cmd/shepherd-apiserver"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+pytest=(/usr/bin/python3 -m pytest -q -p no:cacheprovider)
+jobs=$(nproc 2>/dev/null || echo 2)
+
+case "$mode" in
+  quick)
+    step "unit tests"
+    ctest --test-dir "$builddir" --output-on-failure -j "$jobs" -E watch_stress
+    step "end-to-end tests, not slow"
+    "${pytest[@]}" tests/e2e -m "not slow"
+    ;;
+  only)
+    step "unit tests matching $only"
+    ctest --test-dir "$builddir" --output-on-failure -j "$jobs" -R "$only"
+    step "end-to-end tests matching $only"
+    pytest_ok "${pytest[@]}" tests/e2e -k "$only"
+    step "conformance tests matching $only"
+    pytest_ok "${pytest[@]}" conformance -k "$only"
+    step "kubectl matrix cells matching $only"
+    pytest_ok "${pytest[@]}" tests/kubectl_matrix -k "$only"
+    ;;
+  all)
+    step "unit tests"
+    ctest --test-dir "$builddir" --output-on-failure -j "$jobs" -E watch_stress
+    step "watch stress: reconnecting watchers under a steady write load"
+    ctest --test-dir "$builddir" --output-on-failure -R watch_stress
+    step "end-to-end tests"
+    "${pytest[@]}" tests/e2e
+    step "conformance"
+    /usr/bin/python3 conformance/run.py
+    step "kubectl 1.27-1.33 matrix"
     /usr/bin/python3 tests/kubectl_matrix/report.py
-  fi
-}
 
-step "build"
-./scripts/build.sh
-run_suites build
-
-if [ "${SHEPHERD_SKIP_ETCD:-0}" != "1" ]; then
-  step "etcd pass: start etcd"
-  etcd_dir=$(mktemp -d /tmp/shepherd-etcd.XXXXXX)
-  /usr/bin/python3 tests/harness/etcd_cluster.py serve --dir "$etcd_dir" --endpoints-file "$etcd_dir/endpoints" \
-    >"$etcd_dir/serve.log" 2>&1 &
-  etcd_pid=$!
-  stop_etcd() { kill "$etcd_pid" 2>/dev/null; wait "$etcd_pid" 2>/dev/null; rm -rf "$etcd_dir"; }
-  trap stop_etcd EXIT
-  for _ in $(seq 600); do [ -s "$etcd_dir/endpoints" ] || ! kill -0 "$etcd_pid" 2>/dev/null && break; sleep 0.1; done
-  if [ ! -s "$etcd_dir/endpoints" ]; then cat "$etcd_dir/serve.log" "$etcd_dir"/*.log; exit 1; fi
-  export SHEPHERD_ETCD_SERVERS=$(cat "$etcd_dir/endpoints")
-  export SHEPHERD_APISERVER="$PWD/build/cmd/shepherd-apiserver"
-  step "end-to-end tests (build, etcd at $SHEPHERD_ETCD_SERVERS)"
-  # Not again here: the fault tests start their own etcd whatever the pass, and streaming
-  # reads storage as any GET does (CI time; see README "Tests").
-  /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e --ignore=tests/e2e/test_etcd_faults.py \
-    --ignore=tests/e2e/test_distributed.py --ignore=tests/e2e/test_streaming.py
-  step "conformance (build, etcd)"
-  /usr/bin/python3 conformance/run.py  # writes conformance/RESULTS-etcd.md
-  step "kubectl 1.27-1.33 matrix (build, etcd)"
-  /usr/bin/python3 tests/kubectl_matrix/report.py -o tests/kubectl_matrix/MATRIX-etcd.md
-  unset SHEPHERD_ETCD_SERVERS
-  stop_etcd
-  trap - EXIT
-fi
-
-if [ "${SHEPHERD_SKIP_ASAN:-0}" != "1" ]; then
-  step "build with sanitizers"
-  ./scripts/build.sh --sanitize
-  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
-  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  # The matrix checks client compatibility, which the first two passes cover; the
-  # sanitizers get the e2e and conformance suites (CI time: see README "Tests").
-  run_suites build-asan no-matrix
-fi
+    step "etcd pass: start etcd"
+    etcd_dir=$(mktemp -d /tmp/shepherd-etcd.XXXXXX)
+    /usr/bin/python3 tests/harness/etcd_cluster.py serve --dir "$etcd_dir" --endpoints-file "$etcd_dir/endpoints" \
+      >"$etcd_dir/serve.log" 2>&1 &
+    etcd_pid=$!
+    stop_etcd() { kill "$etcd_pid" 2>/dev/null; wait "$etcd_pid" 2>/dev/null; rm -rf "$etcd_dir"; }
+    trap 'stop_etcd; summary' EXIT
+    for _ in $(seq 600); do [ -s "$etcd_dir/endpoints" ] || ! kill -0 "$etcd_pid" 2>/dev/null && break; sleep 0.1; done
+    if [ ! -s "$etcd_dir/endpoints" ]; then cat "$etcd_dir/serve.log" "$etcd_dir"/*.log; exit 1; fi
+    export SHEPHERD_ETCD_SERVERS; SHEPHERD_ETCD_SERVERS=$(cat "$etcd_dir/endpoints")
+    # The fault and distributed tests start their own etcd whatever the pass (first pass).
+    etcd_ignore=(--ignore=tests/e2e/test_etcd_faults.py --ignore=tests/e2e/test_distributed.py)
+    if [ "$etcd_all" = 1 ]; then
+      step "etcd pass: end-to-end tests (etcd at $SHEPHERD_ETCD_SERVERS)"
+      "${pytest[@]}" tests/e2e "${etcd_ignore[@]}"
+      step "etcd pass: conformance"
+      /usr/bin/python3 conformance/run.py  # writes conformance/RESULTS-etcd.md
+      step "etcd pass: kubectl matrix"
+      /usr/bin/python3 tests/kubectl_matrix/report.py -o tests/kubectl_matrix/MATRIX-etcd.md
+    else
+      step "etcd pass: end-to-end tests marked storage (etcd at $SHEPHERD_ETCD_SERVERS)"
+      "${pytest[@]}" tests/e2e -m storage "${etcd_ignore[@]}"
+      step "etcd pass: conformance tests marked storage"
+      /usr/bin/python3 conformance/run.py -m storage  # writes conformance/RESULTS-etcd.md
+    fi
+    unset SHEPHERD_ETCD_SERVERS
+    stop_etcd
+    trap summary EXIT
+    ;;
+esac
 step "all tests passed"

@@ -1,7 +1,7 @@
 // ConfigMap: keys follow the config-key rule; `immutable: true` freezes data.
 #include "apis/kinds/kinds.h"
 #include "apis/kinds/podspec.h"
-#include "apis/validation.h"
+#include "meta/validation.h"
 
 namespace shepherd::apis::kinds {
 
@@ -17,16 +17,15 @@ class ConfigMapStrategy final : public Strategy {
       if (!map || !map->IsObject()) continue;
       for (auto& m : map->GetObject()) {
         std::string_view k = json::view(m.name);
-        for (auto& e : validation::configMapKey(k))
-          errs.invalid(std::string(field) + "[" + std::string(k) + "]", validation::quote(k), e);
+        for (auto& e : meta::validation::configMapKey(k))
+          errs.invalid(std::string(field) + "[" + std::string(k) + "]", meta::validation::quote(k), e);
         if (std::string_view(field) == "binaryData" && data && data->IsObject() && json::find(*data, k))
-          errs.invalid("data[" + std::string(k) + "]", validation::quote(k),
+          errs.invalid("data[" + std::string(k) + "]", meta::validation::quote(k),
                        "duplicate of key present in binaryData");
         total += m.value.IsString() ? m.value.GetStringLength() : 0;
       }
     }
-    if (total > 1024 * 1024)
-      errs.add({"FieldValueTooLong", "Too long: must have at most 1048576 bytes", ""});
+    if (total > 1024 * 1024) errs.add({"FieldValueTooLong", "Too long: must have at most 1048576 bytes", ""});
   }
 
   void validateUpdate(const json::Value& obj, const json::Value& old, FieldErrors& errs) const override {
@@ -62,6 +61,8 @@ class ConfigMapStrategy final : public Strategy {
 
 }  // namespace
 
-std::shared_ptr<const Strategy> configMapStrategy() { return std::make_shared<ConfigMapStrategy>(); }
+std::shared_ptr<const Strategy> configMapStrategy() {
+  return std::make_shared<ConfigMapStrategy>();
+}
 
 }  // namespace shepherd::apis::kinds

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "apis/kinds/kinds.h"
-#include "apis/validation.h"
+#include "meta/validation.h"
 
 namespace shepherd::apis::kinds {
 
@@ -28,11 +28,12 @@ bool isIPv6(std::string_view s) {
 void validateAddress(std::string_view type, std::string_view addr, const std::string& field,
                      FieldErrors& errs) {
   if (type == "IPv4" && !isIPv4(addr)) {
-    errs.invalid(field, validation::quote(addr), "must be a valid IPv4 address");
+    errs.invalid(field, meta::validation::quote(addr), "must be a valid IPv4 address");
   } else if (type == "IPv6" && !isIPv6(addr)) {
-    errs.invalid(field, validation::quote(addr), "must be a valid IPv6 address");
+    errs.invalid(field, meta::validation::quote(addr), "must be a valid IPv6 address");
   } else if (type == "FQDN") {
-    for (auto& m : validation::dns1123Subdomain(addr)) errs.invalid(field, validation::quote(addr), m);
+    for (auto& m : meta::validation::dns1123Subdomain(addr))
+      errs.invalid(field, meta::validation::quote(addr), m);
   }
 }
 
@@ -51,10 +52,11 @@ void validateEndpoint(std::string_view type, const json::Value& ep, const std::s
       validateAddress(type, json::view((*addrs)[i]), at + ".addresses[" + std::to_string(i) + "]", errs);
   }
   if (std::string_view node = json::getString(ep, "nodeName"); !node.empty())
-    for (auto& m : validation::dns1123Subdomain(node))
-      errs.invalid(at + ".nodeName", validation::quote(node), m);
+    for (auto& m : meta::validation::dns1123Subdomain(node))
+      errs.invalid(at + ".nodeName", meta::validation::quote(node), m);
   if (std::string_view host = json::getString(ep, "hostname"); !host.empty())
-    for (auto& m : validation::dns1123Label(host)) errs.invalid(at + ".hostname", validation::quote(host), m);
+    for (auto& m : meta::validation::dns1123Label(host))
+      errs.invalid(at + ".hostname", meta::validation::quote(host), m);
   if (const json::Value* zones = json::findPath(ep, {"hints", "forZones"}); zones && zones->IsArray()) {
     if (zones->Size() > kMaxZoneHints)
       errs.add({"FieldValueTooMany",
@@ -65,7 +67,7 @@ void validateEndpoint(std::string_view type, const json::Value& ep, const std::s
     for (rapidjson::SizeType i = 0; i < zones->Size(); ++i) {
       std::string name(json::getString((*zones)[i], "name"));
       if (!seen.insert(name).second)
-        errs.duplicate(at + ".hints.forZones[" + std::to_string(i) + "].name", validation::quote(name));
+        errs.duplicate(at + ".hints.forZones[" + std::to_string(i) + "].name", meta::validation::quote(name));
     }
   }
 }
@@ -84,16 +86,17 @@ void validatePorts(const json::Value& ports, FieldErrors& errs) {
     std::string at = "ports[" + std::to_string(i) + "]";
     std::string name(json::getString(p, "name"));
     if (!name.empty())
-      for (auto& m : validation::dns1123Label(name)) errs.invalid(at + ".name", validation::quote(name), m);
-    if (!names.insert(name).second) errs.duplicate(at + ".name", validation::quote(name));
+      for (auto& m : meta::validation::dns1123Label(name))
+        errs.invalid(at + ".name", meta::validation::quote(name), m);
+    if (!names.insert(name).second) errs.duplicate(at + ".name", meta::validation::quote(name));
     std::string proto(json::getString(p, "protocol", "TCP"));
     if (proto != "TCP" && proto != "UDP" && proto != "SCTP")
       errs.notSupported(at + ".protocol", proto, {"SCTP", "TCP", "UDP"});
     if (auto port = json::getInt(p, "port"); port && (*port < 1 || *port > 65535))
       errs.invalid(at + ".port", std::to_string(*port), "must be between 1 and 65535, inclusive");
     if (std::string_view ap = json::getString(p, "appProtocol"); !ap.empty())
-      for (auto& m : validation::qualifiedName(ap))
-        errs.invalid(at + ".appProtocol", validation::quote(ap), m);
+      for (auto& m : meta::validation::qualifiedName(ap))
+        errs.invalid(at + ".appProtocol", meta::validation::quote(ap), m);
   }
 }
 
@@ -132,7 +135,7 @@ class EndpointSliceStrategy final : public Strategy {
     validate(obj, errs);
     std::string_view was = json::getString(old, "addressType");
     std::string_view now = json::getString(obj, "addressType");
-    if (was != now) errs.invalid("addressType", validation::quote(now), "field is immutable");
+    if (was != now) errs.invalid("addressType", meta::validation::quote(now), "field is immutable");
   }
 
   std::vector<TableColumn> tableColumns() const override {

@@ -49,11 +49,19 @@ class CoreEventStrategy : public Strategy {
   }
 
   std::vector<std::string> selectableFieldNames() const override {
-    return {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-            "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-            "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"};
+    return {"involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type"};
   }
-  void selectableFields(const json::Value& obj, storage::StringPairs& out) const override {
+  void selectableFields(const json::Value& obj, meta::StringPairs& out) const override {
     for (const char* f : {"kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"})
       out.emplace_back(std::string("involvedObject.") + f, json::getStringPath(obj, {"involvedObject", f}));
     out.emplace_back("reason", json::getString(obj, "reason"));
@@ -68,7 +76,8 @@ class CoreEventStrategy : public Strategy {
   std::vector<TableColumn> tableColumns() const override {
     return {{"Last Seen", "string", "", "Time since the event was last observed.", 0},
             {"Type", "string", "", "Type of this event (Normal, Warning).", 0},
-            {"Reason", "string", "", "Short, machine understandable string that gives the reason for the event.", 0},
+            {"Reason", "string", "",
+             "Short, machine understandable string that gives the reason for the event.", 0},
             {"Object", "string", "", "The object this event is about.", 0},
             {"Subobject", "string", "", "The part of the object this event is about.", 1},
             {"Source", "string", "", "The component reporting this event.", 1},
@@ -138,12 +147,14 @@ class EventsV1EventStrategy final : public CoreEventStrategy {
       errs.invalid("regarding.namespace", "\"" + std::string(rns) + "\"", "does not match event.namespace");
   }
   std::vector<std::string> selectableFieldNames() const override {
-    return {"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
-            "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reason",
-            "reportingController", "type"};
+    return {"regarding.kind",       "regarding.namespace",
+            "regarding.name",       "regarding.uid",
+            "regarding.apiVersion", "regarding.resourceVersion",
+            "regarding.fieldPath",  "reason",
+            "reportingController",  "type"};
   }
   // Attributes are computed on the events.k8s.io shape.
-  void selectableFields(const json::Value& obj, storage::StringPairs& out) const override {
+  void selectableFields(const json::Value& obj, meta::StringPairs& out) const override {
     for (const char* f : {"kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"})
       out.emplace_back(std::string("regarding.") + f, json::getStringPath(obj, {"regarding", f}));
     out.emplace_back("reason", json::getString(obj, "reason"));
@@ -160,7 +171,9 @@ class EventsV1EventStrategy final : public CoreEventStrategy {
 
 }  // namespace
 
-std::shared_ptr<const Strategy> coreEventStrategy() { return std::make_shared<CoreEventStrategy>(); }
+std::shared_ptr<const Strategy> coreEventStrategy() {
+  return std::make_shared<CoreEventStrategy>();
+}
 std::shared_ptr<const Strategy> eventsV1EventStrategy() {
   return std::make_shared<EventsV1EventStrategy>();
 }

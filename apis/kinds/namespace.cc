@@ -50,9 +50,8 @@ class NamespaceStrategy final : public Strategy {
     json::setString(labels, "kubernetes.io/metadata.name", name, a);
   }
 
-
   std::vector<std::string> selectableFieldNames() const override { return {"status.phase"}; }
-  void selectableFields(const json::Value& obj, storage::StringPairs& out) const override {
+  void selectableFields(const json::Value& obj, meta::StringPairs& out) const override {
     out.emplace_back("status.phase", json::getStringPath(obj, {"status", "phase"}));
   }
 
@@ -70,6 +69,8 @@ class NamespaceStrategy final : public Strategy {
 
 }  // namespace
 
-std::shared_ptr<const Strategy> namespaceStrategy() { return std::make_shared<NamespaceStrategy>(); }
+std::shared_ptr<const Strategy> namespaceStrategy() {
+  return std::make_shared<NamespaceStrategy>();
+}
 
 }  // namespace shepherd::apis::kinds

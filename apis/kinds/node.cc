@@ -17,7 +17,8 @@ class NodeStrategy final : public Strategy {
         const json::Value& t = (*taints)[i];
         if (json::getString(t, "key").empty()) errs.required(p + ".key");
         std::string_view eff = json::getString(t, "effect");
-        if (eff.empty()) errs.required(p + ".effect");
+        if (eff.empty())
+          errs.required(p + ".effect");
         else if (eff != "NoSchedule" && eff != "PreferNoSchedule" && eff != "NoExecute")
           errs.notSupported(p + ".effect", std::string(eff), {"NoSchedule", "PreferNoSchedule", "NoExecute"});
       }
@@ -25,7 +26,7 @@ class NodeStrategy final : public Strategy {
   }
 
   std::vector<std::string> selectableFieldNames() const override { return {"spec.unschedulable"}; }
-  void selectableFields(const json::Value& obj, storage::StringPairs& out) const override {
+  void selectableFields(const json::Value& obj, meta::StringPairs& out) const override {
     const json::Value* u = json::findPath(obj, {"spec", "unschedulable"});
     out.emplace_back("spec.unschedulable", u && u->IsBool() && u->GetBool() ? "true" : "false");
   }
@@ -94,6 +95,8 @@ class NodeStrategy final : public Strategy {
 
 }  // namespace
 
-std::shared_ptr<const Strategy> nodeStrategy() { return std::make_shared<NodeStrategy>(); }
+std::shared_ptr<const Strategy> nodeStrategy() {
+  return std::make_shared<NodeStrategy>();
+}
 
 }  // namespace shepherd::apis::kinds

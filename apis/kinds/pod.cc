@@ -2,8 +2,8 @@
 // the fields upstream lets an update change.
 #include "apis/kinds/kinds.h"
 #include "apis/kinds/podspec.h"
-#include "apis/validation.h"
 #include "common/clock.h"
+#include "meta/validation.h"
 
 namespace shepherd::apis::kinds {
 
@@ -94,7 +94,7 @@ class PodStrategy final : public Strategy {
 
   std::vector<std::string> indexedFieldNames() const override { return {"spec.nodeName"}; }
 
-  void selectableFields(const json::Value& obj, storage::StringPairs& out) const override {
+  void selectableFields(const json::Value& obj, meta::StringPairs& out) const override {
     out.emplace_back("spec.nodeName", json::getStringPath(obj, {"spec", "nodeName"}));
     out.emplace_back("spec.restartPolicy", json::getStringPath(obj, {"spec", "restartPolicy"}));
     out.emplace_back("spec.schedulerName", json::getStringPath(obj, {"spec", "schedulerName"}));

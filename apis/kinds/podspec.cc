@@ -4,8 +4,8 @@
 #include <set>
 #include <tuple>
 
-#include "apis/quantity.h"
-#include "apis/validation.h"
+#include "meta/quantity.h"
+#include "meta/validation.h"
 
 namespace shepherd::apis::kinds {
 
@@ -68,8 +68,10 @@ void validateContainer(const json::Value& c, const std::string& path, FieldError
   if (name.empty()) {
     errs.required(path + ".name");
   } else {
-    for (auto& e : validation::dns1123Label(name)) errs.invalid(path + ".name", validation::quote(name), e);
-    if (!names.insert(std::string(name)).second) errs.duplicate(path + ".name", validation::quote(name));
+    for (auto& e : meta::validation::dns1123Label(name))
+      errs.invalid(path + ".name", meta::validation::quote(name), e);
+    if (!names.insert(std::string(name)).second)
+      errs.duplicate(path + ".name", meta::validation::quote(name));
   }
   if (json::getString(c, "image").empty()) errs.required(path + ".image");
   std::string_view pull = json::getString(c, "imagePullPolicy");
@@ -95,10 +97,10 @@ void validateContainer(const json::Value& c, const std::string& path, FieldError
       if (!list || !list->IsObject()) continue;
       for (auto& m : list->GetObject()) {
         std::string field = path + ".resources." + kind + "[" + std::string(json::view(m.name)) + "]";
-        auto q = quantityValue(m.value);
+        auto q = meta::quantityValue(m.value);
         if (!q)
           errs.invalid(
-              field, validation::quote(m.value.IsString() ? json::view(m.value) : ""),
+              field, meta::validation::quote(m.value.IsString() ? json::view(m.value) : ""),
               "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
         else if (*q < 0)
           errs.invalid(field, json::serialize(m.value), "must be greater than or equal to 0");
@@ -234,15 +236,16 @@ void validatePodSpec(const json::Value& spec, const std::string& path, FieldErro
         errs.required(vp + ".name");
         continue;
       }
-      for (auto& e : validation::dns1123Label(vn)) errs.invalid(vp + ".name", validation::quote(vn), e);
-      if (!vnames.insert(std::string(vn)).second) errs.duplicate(vp + ".name", validation::quote(vn));
+      for (auto& e : meta::validation::dns1123Label(vn))
+        errs.invalid(vp + ".name", meta::validation::quote(vn), e);
+      if (!vnames.insert(std::string(vn)).second) errs.duplicate(vp + ".name", meta::validation::quote(vn));
     }
   }
   if (const json::Value* sel = json::find(spec, "nodeSelector"); sel && sel->IsObject()) {
     for (auto& m : sel->GetObject()) {
       std::string_view k = json::view(m.name);
-      for (auto& e : validation::qualifiedName(k))
-        errs.invalid(path + ".nodeSelector", validation::quote(k), e);
+      for (auto& e : meta::validation::qualifiedName(k))
+        errs.invalid(path + ".nodeSelector", meta::validation::quote(k), e);
     }
   }
 }
@@ -252,10 +255,12 @@ void validateObjectLabels(const json::Value& meta, const std::string& path, Fiel
   if (!labels || !labels->IsObject()) return;
   for (auto& m : labels->GetObject()) {
     std::string_view k = json::view(m.name);
-    for (auto& e : validation::qualifiedName(k)) errs.invalid(path + ".labels", validation::quote(k), e);
+    for (auto& e : meta::validation::qualifiedName(k))
+      errs.invalid(path + ".labels", meta::validation::quote(k), e);
     if (!m.value.IsString()) continue;
     std::string_view v = json::view(m.value);
-    for (auto& e : validation::labelValue(v)) errs.invalid(path + ".labels", validation::quote(v), e);
+    for (auto& e : meta::validation::labelValue(v))
+      errs.invalid(path + ".labels", meta::validation::quote(v), e);
   }
 }
 
@@ -274,12 +279,12 @@ std::string qosClass(const json::Value& spec) {
         long double qv = 0, lv = 0;
         bool hasQ = false, hasL = false;
         if (q)
-          if (auto x = quantityValue(*q)) {
+          if (auto x = meta::quantityValue(*q)) {
             qv = *x;
             hasQ = true;
           }
         if (l)
-          if (auto x = quantityValue(*l)) {
+          if (auto x = meta::quantityValue(*l)) {
             lv = *x;
             hasL = true;
           }
@@ -452,7 +457,8 @@ void validateSelectorMatchesTemplate(const json::Value* selector, const json::Va
     if (template_labels && template_labels->IsObject()) {
       std::vector<std::string> kv;
       for (auto& m : template_labels->GetObject())
-        kv.push_back(validation::quote(json::view(m.name)) + ":" + validation::quote(json::view(m.value)));
+        kv.push_back(meta::validation::quote(json::view(m.name)) + ":" +
+                     meta::validation::quote(json::view(m.value)));
       std::sort(kv.begin(), kv.end());
       for (size_t i = 0; i < kv.size(); ++i) repr += (i ? ", " : "") + kv[i];
     }

@@ -2,7 +2,7 @@
 // roleRef is immutable; subjects are users, groups (apiGroup rbac.authorization.k8s.io)
 // or service accounts (apiGroup "", namespaced), as upstream validates them.
 #include "apis/kinds/kinds.h"
-#include "apis/validation.h"
+#include "meta/validation.h"
 
 namespace shepherd::apis::kinds {
 
@@ -41,8 +41,8 @@ class BindingStrategy final : public Strategy {
     if (name.empty())
       errs.required("roleRef.name");
     else
-      for (auto& m : validation::pathSegmentName(name))
-        errs.invalid("roleRef.name", validation::quote(name), m);
+      for (auto& m : meta::validation::pathSegmentName(name))
+        errs.invalid("roleRef.name", meta::validation::quote(name), m);
     const json::Value* subjects = json::find(obj, "subjects");
     if (!subjects || !subjects->IsArray()) return;
     for (rapidjson::SizeType i = 0; i < subjects->Size(); ++i) {
@@ -53,8 +53,8 @@ class BindingStrategy final : public Strategy {
       if (sname.empty()) errs.required(at + ".name");
       if (skind == "ServiceAccount") {
         if (!sname.empty())
-          for (auto& m : validation::dns1123Subdomain(sname))
-            errs.invalid(at + ".name", validation::quote(sname), m);
+          for (auto& m : meta::validation::dns1123Subdomain(sname))
+            errs.invalid(at + ".name", meta::validation::quote(sname), m);
         if (!sgroup.empty()) errs.notSupported(at + ".apiGroup", sgroup, {""});
         if (cluster_ && json::getString(s, "namespace").empty()) errs.required(at + ".namespace");
       } else if (skind == "User" || skind == "Group") {

@@ -2,7 +2,7 @@
 // as upstream (verbs required; resource rules need groups and resources; non-resource
 // URLs only in ClusterRoles and never mixed with resources).
 #include "apis/kinds/kinds.h"
-#include "apis/validation.h"
+#include "meta/validation.h"
 
 namespace shepherd::apis::kinds {
 

@@ -31,8 +31,10 @@ class ReplicaSetStrategy final : public Strategy {
                                     json::findPath(*spec, {"template", "metadata", "labels"}),
                                     "spec.selector", errs, false);
     const json::Value* ps = json::findPath(*spec, {"template", "spec"});
-    if (!ps) errs.required("spec.template.spec.containers");
-    else validatePodSpec(*ps, "spec.template.spec", errs);
+    if (!ps)
+      errs.required("spec.template.spec.containers");
+    else
+      validatePodSpec(*ps, "spec.template.spec", errs);
   }
   void validateUpdate(const json::Value& obj, const json::Value& old, FieldErrors& errs) const override {
     validate(obj, errs);
@@ -42,7 +44,7 @@ class ReplicaSetStrategy final : public Strategy {
       errs.invalid("spec.selector", "v1.LabelSelector{" + formatLabelSelector(a) + "}", "field is immutable");
   }
   std::vector<std::string> selectableFieldNames() const override { return {"status.replicas"}; }
-  void selectableFields(const json::Value& obj, storage::StringPairs& out) const override {
+  void selectableFields(const json::Value& obj, meta::StringPairs& out) const override {
     const json::Value* st = json::find(obj, "status");
     out.emplace_back("status.replicas", std::to_string(st ? json::getInt(*st, "replicas").value_or(0) : 0));
   }
@@ -55,6 +57,8 @@ class ReplicaSetStrategy final : public Strategy {
 
 }  // namespace
 
-std::shared_ptr<const Strategy> replicaSetStrategy() { return std::make_shared<ReplicaSetStrategy>(); }
+std::shared_ptr<const Strategy> replicaSetStrategy() {
+  return std::make_shared<ReplicaSetStrategy>();
+}
 
 }  // namespace shepherd::apis::kinds

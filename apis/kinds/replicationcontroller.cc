@@ -39,12 +39,15 @@ class ReplicationControllerStrategy final : public Strategy {
       return;
     }
     validateSelectorMatchesTemplate(json::findPath(obj, {"spec", "selector"}),
-                                    json::findPath(*tmpl, {"metadata", "labels"}), "spec.selector", errs, true);
-    if (const json::Value* ps = json::find(*tmpl, "spec")) validatePodSpec(*ps, "spec.template.spec", errs);
-    else errs.required("spec.template.spec.containers");
+                                    json::findPath(*tmpl, {"metadata", "labels"}), "spec.selector", errs,
+                                    true);
+    if (const json::Value* ps = json::find(*tmpl, "spec"))
+      validatePodSpec(*ps, "spec.template.spec", errs);
+    else
+      errs.required("spec.template.spec.containers");
   }
   std::vector<std::string> selectableFieldNames() const override { return {"status.replicas"}; }
-  void selectableFields(const json::Value& obj, storage::StringPairs& out) const override {
+  void selectableFields(const json::Value& obj, meta::StringPairs& out) const override {
     const json::Value* st = json::find(obj, "status");
     out.emplace_back("status.replicas", std::to_string(st ? json::getInt(*st, "replicas").value_or(0) : 0));
   }

@@ -2,8 +2,8 @@
 // creation and type-specific keys are required; `immutable: true` freezes data.
 #include "apis/kinds/kinds.h"
 #include "apis/kinds/podspec.h"
-#include "apis/validation.h"
 #include "common/base64.h"
+#include "meta/validation.h"
 
 namespace shepherd::apis::kinds {
 
@@ -29,8 +29,7 @@ class SecretStrategy final : public Strategy {
  public:
   void applyDefaults(json::Value& obj, json::Allocator& a) const override {
     const json::Value* type = json::find(obj, "type");
-    if (!type || !type->IsString() || type->GetStringLength() == 0)
-      json::setString(obj, "type", "Opaque", a);
+    if (!type || !type->IsString() || type->GetStringLength() == 0) json::setString(obj, "type", "Opaque", a);
     if (json::Value* sd = json::find(obj, "stringData"); sd && sd->IsObject()) {
       json::Value& data = json::ensureObject(obj, "data", a);
       for (auto& m : sd->GetObject())
@@ -46,13 +45,12 @@ class SecretStrategy final : public Strategy {
     if (data && data->IsObject()) {
       for (auto& m : data->GetObject()) {
         std::string_view k = json::view(m.name);
-        for (auto& e : validation::configMapKey(k))
-          errs.invalid("data[" + std::string(k) + "]", validation::quote(k), e);
+        for (auto& e : meta::validation::configMapKey(k))
+          errs.invalid("data[" + std::string(k) + "]", meta::validation::quote(k), e);
         if (m.value.IsString()) {
           total += m.value.GetStringLength() * 3 / 4;
           if (!isBase64(json::view(m.value)))
-            errs.invalid("data[" + std::string(k) + "]", "<secret contents redacted>",
-                         "illegal base64 data");
+            errs.invalid("data[" + std::string(k) + "]", "<secret contents redacted>", "illegal base64 data");
         }
       }
     }
@@ -84,7 +82,7 @@ class SecretStrategy final : public Strategy {
   void validateUpdate(const json::Value& obj, const json::Value& old, FieldErrors& errs) const override {
     validate(obj, errs);
     if (json::getString(obj, "type") != json::getString(old, "type"))
-      errs.invalid("type", validation::quote(json::getString(obj, "type")), "field is immutable");
+      errs.invalid("type", meta::validation::quote(json::getString(obj, "type")), "field is immutable");
     if (json::getBool(old, "immutable")) {
       if (!json::getBool(obj, "immutable"))
         errs.forbidden("immutable", "field is immutable when `immutable` is set");
@@ -98,7 +96,7 @@ class SecretStrategy final : public Strategy {
   }
 
   std::vector<std::string> selectableFieldNames() const override { return {"type"}; }
-  void selectableFields(const json::Value& obj, storage::StringPairs& out) const override {
+  void selectableFields(const json::Value& obj, meta::StringPairs& out) const override {
     out.emplace_back("type", json::getString(obj, "type"));
   }
 
@@ -120,6 +118,8 @@ class SecretStrategy final : public Strategy {
 
 }  // namespace
 
-std::shared_ptr<const Strategy> secretStrategy() { return std::make_shared<SecretStrategy>(); }
+std::shared_ptr<const Strategy> secretStrategy() {
+  return std::make_shared<SecretStrategy>();
+}
 
 }  // namespace shepherd::apis::kinds

@@ -4,7 +4,7 @@
 
 #include "apis/kinds/kinds.h"
 #include "apis/kinds/podspec.h"
-#include "apis/validation.h"
+#include "meta/validation.h"
 
 namespace shepherd::apis::kinds {
 
@@ -57,7 +57,8 @@ class ServiceStrategy final : public Strategy {
     if (!spec) return;
     std::string_view type = json::getString(*spec, "type");
     if (type != "ClusterIP" && type != "NodePort" && type != "LoadBalancer" && type != "ExternalName")
-      errs.notSupported("spec.type", std::string(type), {"ClusterIP", "ExternalName", "LoadBalancer", "NodePort"});
+      errs.notSupported("spec.type", std::string(type),
+                        {"ClusterIP", "ExternalName", "LoadBalancer", "NodePort"});
     const json::Value* ports = json::find(*spec, "ports");
     bool headless = json::getString(*spec, "clusterIP") == "None";
     if (type == "ExternalName") {
@@ -71,14 +72,17 @@ class ServiceStrategy final : public Strategy {
         const json::Value& p = (*ports)[i];
         std::string pp = "spec.ports[" + std::to_string(i) + "]";
         auto port = json::getInt(p, "port");
-        if (!port) errs.required(pp + ".port");
+        if (!port)
+          errs.required(pp + ".port");
         else if (*port < 1 || *port > 65535)
           errs.invalid(pp + ".port", std::to_string(*port), "must be between 1 and 65535, inclusive");
         std::string_view name = json::getString(p, "name");
         if (ports->Size() > 1 && name.empty()) errs.required(pp + ".name");
         if (!name.empty()) {
-          for (auto& e : validation::dns1123Label(name)) errs.invalid(pp + ".name", validation::quote(name), e);
-          if (!names.insert(std::string(name)).second) errs.duplicate(pp + ".name", validation::quote(name));
+          for (auto& e : meta::validation::dns1123Label(name))
+            errs.invalid(pp + ".name", meta::validation::quote(name), e);
+          if (!names.insert(std::string(name)).second)
+            errs.duplicate(pp + ".name", meta::validation::quote(name));
         }
         std::string_view proto = json::getString(p, "protocol", "TCP");
         if (proto != "TCP" && proto != "UDP" && proto != "SCTP")
@@ -93,9 +97,8 @@ class ServiceStrategy final : public Strategy {
     validate(obj, errs);
     std::string_view oldIP = json::getStringPath(old, {"spec", "clusterIP"});
     std::string_view newIP = json::getStringPath(obj, {"spec", "clusterIP"});
-    if (!oldIP.empty() && newIP != oldIP &&
-        json::getStringPath(obj, {"spec", "type"}) != "ExternalName")
-      errs.invalid("spec.clusterIPs[0]", "[]string{" + validation::quote(newIP) + "}",
+    if (!oldIP.empty() && newIP != oldIP && json::getStringPath(obj, {"spec", "type"}) != "ExternalName")
+      errs.invalid("spec.clusterIPs[0]", "[]string{" + meta::validation::quote(newIP) + "}",
                    "may not change once set");
   }
 
@@ -121,7 +124,8 @@ class ServiceStrategy final : public Strategy {
       external = json::getString(*spec, "externalName");
     } else {
       std::vector<std::string> ips;
-      if (const json::Value* ing = json::findPath(obj, {"status", "loadBalancer", "ingress"}); ing && ing->IsArray())
+      if (const json::Value* ing = json::findPath(obj, {"status", "loadBalancer", "ingress"});
+          ing && ing->IsArray())
         for (auto& i : ing->GetArray()) {
           std::string_view ip = json::getString(i, "ip");
           if (ip.empty()) ip = json::getString(i, "hostname");
@@ -153,6 +157,8 @@ class ServiceStrategy final : public Strategy {
 
 }  // namespace
 
-std::shared_ptr<const Strategy> serviceStrategy() { return std::make_shared<ServiceStrategy>(); }
+std::shared_ptr<const Strategy> serviceStrategy() {
+  return std::make_shared<ServiceStrategy>();
+}
 
 }  // namespace shepherd::apis::kinds

@@ -9,7 +9,7 @@
 #include "controllers/deployment/deployment_util.h"
 #include "controllers/manager/controller_ref.h"
 #include "controllers/manager/object_meta.h"
-#include "controllers/replicaset/pod_state.h"
+#include "controllers/manager/pod_state.h"
 
 namespace shepherd::controllers {
 
@@ -154,14 +154,14 @@ void DeploymentController::onReplicaSet(const client::Object& rs) {
     if (namespaceOf(*d) != ns) continue;
     const json::Value* sel = json::findPath(*d, {"spec", "selector"});
     auto s =
-        sel ? apis::LabelSelector::fromJson(*sel) : Result<apis::LabelSelector>(ApiError::badRequest(""));
+        sel ? meta::LabelSelector::fromJson(*sel) : Result<meta::LabelSelector>(ApiError::badRequest(""));
     if (s && !s->empty() && s->matchesLabels(json::findPath(*rs, {"metadata", "labels"})))
       queue_.add(client::objectKey(*d));
   }
 }
 
 Result<std::vector<client::Object>> DeploymentController::claimReplicaSets(
-    const json::Value& d, const apis::LabelSelector& selector) {
+    const json::Value& d, const meta::LabelSelector& selector) {
   std::string ns = namespaceOf(d);
   Owner owner{&d, kApiVersion, kKind, deploymentPath(ns, nameOf(d))};
   return claimObjects(
@@ -575,8 +575,8 @@ Result<SyncResult> DeploymentController::sync(const std::string& key) {
   json::Document d;
   d.CopyFrom(*cached, d.GetAllocator());
   const json::Value* selJson = json::findPath(d, {"spec", "selector"});
-  auto selector = selJson ? apis::LabelSelector::fromJson(*selJson)
-                          : Result<apis::LabelSelector>(ApiError::badRequest("no selector"));
+  auto selector = selJson ? meta::LabelSelector::fromJson(*selJson)
+                          : Result<meta::LabelSelector>(ApiError::badRequest("no selector"));
   if (!selector || selector->empty()) {
     events_.event(d, kApiVersion, kKind, "Warning", "SelectingAll",
                   "This deployment is selecting all pods. A non-empty selector is required.");

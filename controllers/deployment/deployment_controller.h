@@ -6,10 +6,10 @@
 // restart|pause|resume` work on what it maintains.
 #pragma once
 
-#include "apis/selectors.h"
 #include "client/event_recorder.h"
 #include "client/shared_informers.h"
 #include "controllers/manager/controller.h"
+#include "meta/selectors.h"
 
 namespace shepherd::controllers {
 
@@ -31,7 +31,7 @@ class DeploymentController : public Controller {
   void onReplicaSet(const client::Object& rs);
   void enqueueOwner(const json::Value& obj, const std::string& kind);
   Result<std::vector<client::Object>> claimReplicaSets(const json::Value& d,
-                                                       const apis::LabelSelector& selector);
+                                                       const meta::LabelSelector& selector);
   Result<ReplicaSets> replicaSetsAndRevision(json::Document& d, const std::vector<client::Object>& owned,
                                              bool create);
   // Scales `rs` to `size` and refreshes its replica annotations; true if it changed.

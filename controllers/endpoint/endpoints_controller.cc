@@ -4,7 +4,7 @@
 
 #include "controllers/endpoint/service_pods.h"
 #include "controllers/manager/object_meta.h"
-#include "controllers/replicaset/pod_state.h"
+#include "controllers/manager/pod_state.h"
 
 namespace shepherd::controllers {
 

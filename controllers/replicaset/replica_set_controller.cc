@@ -10,7 +10,7 @@
 #include "common/log.h"
 #include "controllers/manager/controller_ref.h"
 #include "controllers/manager/object_meta.h"
-#include "controllers/replicaset/pod_state.h"
+#include "controllers/manager/pod_state.h"
 
 namespace shepherd::controllers {
 
@@ -26,10 +26,10 @@ std::string rsPath(const std::string& ns, const std::string& name) {
   return "/apis/apps/v1/namespaces/" + client::urlEncode(ns) + "/replicasets/" + client::urlEncode(name);
 }
 
-Result<apis::LabelSelector> selectorOf(const json::Value& rs) {
+Result<meta::LabelSelector> selectorOf(const json::Value& rs) {
   const json::Value* sel = json::findPath(rs, {"spec", "selector"});
   if (!sel) return ApiError::badRequest("spec.selector is missing");
-  return apis::LabelSelector::fromJson(*sel);
+  return meta::LabelSelector::fromJson(*sel);
 }
 
 int64_t replicasOf(const json::Value& rs) {
@@ -133,7 +133,7 @@ void ReplicaSetController::onPodDelete(const client::Object& pod) {
 }
 
 Result<std::vector<client::Object>> ReplicaSetController::claimPods(const json::Value& rs,
-                                                                    const apis::LabelSelector& selector) {
+                                                                    const meta::LabelSelector& selector) {
   std::string ns = namespaceOf(rs);
   std::vector<client::Object> active;
   for (auto& pod : pods_.byIndex(kNamespaceIndex, ns))

@@ -6,11 +6,11 @@
 // readyReplicas, availableReplicas with minReadySeconds, observedGeneration, ReplicaFailure).
 #pragma once
 
-#include "apis/selectors.h"
 #include "client/event_recorder.h"
 #include "client/shared_informers.h"
 #include "controllers/manager/controller.h"
 #include "controllers/replicaset/expectations.h"
+#include "meta/selectors.h"
 
 namespace shepherd::controllers {
 
@@ -34,7 +34,7 @@ class ReplicaSetController : public Controller {
   // The ReplicaSet key a pod's controllerRef names, if it is one of ours.
   std::string ownerKey(const json::Value& pod) const;
   void enqueueMatching(const json::Value& pod);
-  Result<std::vector<client::Object>> claimPods(const json::Value& rs, const apis::LabelSelector& selector);
+  Result<std::vector<client::Object>> claimPods(const json::Value& rs, const meta::LabelSelector& selector);
   Status manageReplicas(const json::Value& rs, const std::string& key,
                         const std::vector<client::Object>& pods);
   Status createPods(const json::Value& rs, const std::string& key, int n);

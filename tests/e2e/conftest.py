@@ -41,6 +41,13 @@ STARTUP_TIMEOUT = 30.0
 STOP_GRACE = 10.0
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "storage: behaviour that depends on the store (scripts/test.sh "
+                            "runs it again with the API server on etcd)")
+    config.addinivalue_line("markers", "slow: takes more than about 5 s (scripts/test.sh --quick "
+                            "leaves it out)")
+
+
 # --------------------------------------------------------------------------- HTTP
 
 

@@ -10,6 +10,10 @@ import uuid
 import pytest
 import yaml
 
+# Behaviour that depends on the store: scripts/test.sh runs this module again with the
+# API server on etcd.
+pytestmark = pytest.mark.storage
+
 NS = "e2e-api"
 TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io"
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")

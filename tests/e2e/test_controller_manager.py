@@ -136,6 +136,7 @@ def conditions(ns_obj):
     return {c["type"]: c for c in ns_obj.get("status", {}).get("conditions", [])}
 
 
+@pytest.mark.slow
 def test_namespace_deletion_waits_for_pods_then_finalizers(cluster):
     srv, _ = cluster
     api = srv.api
@@ -524,6 +525,7 @@ def test_endpointslices_follow_pods_in_slices_of_at_most_max(cluster, kubectl_fo
 # module's controller manager)
 
 
+@pytest.mark.slow
 def test_one_leader_and_takeover(cluster, tmp_path_factory):
     srv, cm = cluster
     api = srv.api

@@ -15,6 +15,9 @@ import pytest
 
 from conftest import KUBECTL_BINS, REPO
 
+# Every test here takes more than a few seconds (scripts/test.sh --quick leaves them out).
+pytestmark = pytest.mark.slow
+
 BIN = os.path.dirname(os.environ.get("SHEPHERD_APISERVER", os.path.join(REPO, "build", "cmd", "shepherd-apiserver")))
 KUBECTL = KUBECTL_BINS["1.33"]
 

@@ -12,6 +12,10 @@ import pytest
 
 from conftest import http_request
 
+# Behaviour that depends on the store: scripts/test.sh runs this module again with the
+# API server on etcd.
+pytestmark = pytest.mark.storage
+
 NS = "default"
 CM = "/api/v1/namespaces/%s/configmaps" % NS
 THREADS = 16

@@ -30,6 +30,9 @@ from conftest import ShepherdServer, api_servers_on_etcd
 import etcd_cluster
 import netns_hosts
 
+# Every test here takes more than a few seconds (scripts/test.sh --quick leaves them out).
+pytestmark = pytest.mark.slow
+
 NS_PATH = "/api/v1/namespaces/default/configmaps"
 RESUME_BOUND = 10.0
 

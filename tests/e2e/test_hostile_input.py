@@ -42,6 +42,7 @@ def api(srv, method, path, body=None, headers=None, content_type=None, timeout=3
                         timeout=timeout, context=srv.ssl_context)
 
 
+@pytest.mark.slow
 def test_idle_connections_and_a_flood_leave_the_server_serving(srv):
     # Acknowledged data first.
     acked = {}

@@ -14,6 +14,10 @@ import yaml
 
 from conftest import KUBECTL_VERSIONS, MANIFESTS
 
+# Behaviour that depends on the store: scripts/test.sh runs this module again with the
+# API server on etcd.
+pytestmark = pytest.mark.storage
+
 # kubectl 1.33 against a 1.31 server prints a version-skew warning on stderr.
 SKEW_WARNING = re.compile(r"^WARNING: version difference between client.*$", re.M)
 

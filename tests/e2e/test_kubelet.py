@@ -142,6 +142,7 @@ def sh(script):
 # --------------------------------------------------------------------------- node
 
 
+@pytest.mark.slow
 def test_node_registration_and_heartbeat(server, node):
     status, _, n = server.api.get("/api/v1/nodes/" + node.name)
     assert status == 200
@@ -231,6 +232,7 @@ def test_pod_status_init_containers_env_and_resources(server, node, ns):
     assert cid not in out.split()
 
 
+@pytest.mark.slow
 def test_logs_options_follow_and_errors(server, node, ns):
     make_pod(server, node, ns, "talk", [
         {"name": "c", "image": "busybox", "command": sh(TERM_AWARE % "for i in 1 2 3 4 5; do echo line-$i; done; "
@@ -323,6 +325,7 @@ def test_waiting_container_logs_say_why(server, node, ns):
     delete_pod(server, ns, "noimage")
 
 
+@pytest.mark.slow
 def test_restart_policy_backoff_and_previous_logs(server, node, ns):
     make_pod(server, node, ns, "crash", [{"name": "c", "image": "busybox",
                                           "command": sh("echo run; exit 3")}])
@@ -364,6 +367,7 @@ def test_oom_killed(server, node, ns):
     delete_pod(server, ns, "oom", wait=False)
 
 
+@pytest.mark.slow
 def test_probes_http_tcp_exec(server, node, ns):
     make_pod(server, node, ns, "web", [{
         "name": "c", "image": "busybox",
@@ -459,6 +463,7 @@ def test_active_deadline(server, node, ns):
     delete_pod(server, ns, "deadline", wait=False)
 
 
+@pytest.mark.slow
 def test_restart_adopts_running_containers_and_collects_orphans(server, node, ns):
     make_pod(server, node, ns, "keep", [{"name": "c", "image": "busybox", "command": sh(TERM_AWARE % "sleep 3600")}])
     make_pod(server, node, ns, "orphan", [{"name": "c", "image": "busybox", "command": sh(TERM_AWARE % "sleep 3600")}])

@@ -167,6 +167,7 @@ def test_spreads_pods_and_reports_unschedulable_then_binds_on_new_node(cluster):
     assert 'scheduler_pending_pods{queue="active"}' in counts
 
 
+@pytest.mark.slow
 def test_racing_schedulers_and_manual_bindings_never_bind_twice(cluster):
     srv, start = cluster
     api = srv.api

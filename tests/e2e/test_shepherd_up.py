@@ -1,6 +1,7 @@
 """`shepherd up`: starts the API server, scheduler, controller manager, containerd and one real node; a
 `kubectl run` pod runs and logs; deleting it removes its containers, sandbox and cgroups;
 stopping leaves nothing running."""
+import pytest
 import json
 import os
 import signal
@@ -9,6 +10,9 @@ import sys
 import tempfile
 import time
 import urllib.request
+
+# Every test here takes more than a few seconds (scripts/test.sh --quick leaves them out).
+pytestmark = pytest.mark.slow
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests", "harness"))

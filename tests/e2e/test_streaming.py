@@ -214,6 +214,7 @@ def test_run_it_rm_cleans_up(server, node, ns, version):
         time.sleep(0.5)
 
 
+@pytest.mark.slow
 def test_fifty_concurrent_execs_while_serving(server, ns, box):
     results = []
 
@@ -265,6 +266,7 @@ def test_vanished_client_releases_the_session(server, ns, box, version):
         time.sleep(0.5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["1.27", "1.33"])
 def test_idle_session_is_closed(server, ns, idle_box, version):
     # stdin stays open and silent: only keep-alive pings move (kubectl's own, every 5 s),

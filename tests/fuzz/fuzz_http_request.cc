@@ -19,7 +19,7 @@
 #include "auth/rbac_authorizer.h"
 #include "auth/service_account_token.h"
 #include "handlers/api_handler.h"
-#include "handlers/http/beast_request.h"
+#include "net/http/beast_request.h"
 #include "pki/jwt.h"
 #include "pki/openssl_util.h"
 #include "registry/rbac_policy_source.h"
@@ -104,7 +104,7 @@ struct World {
     tokens =
         std::make_unique<auth::ServiceAccountTokens>(to, *pki::JwtSigner::fromPem(pem), verifier, lookup);
     const auth::ServiceAccountTokens* t = tokens.get();
-    authn->addTokenAuthenticator([t](const std::string& token) -> std::optional<auth::UserInfo> {
+    authn->addTokenAuthenticator([t](const std::string& token) -> std::optional<meta::UserInfo> {
       auto r = t->authenticate(token, 1'800'000'000);
       if (!r || !*r) return std::nullopt;
       return r->value();

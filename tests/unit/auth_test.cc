@@ -19,7 +19,7 @@
 #include "auth/service_account_token.h"
 #include "client/kubeconfig.h"
 #include "common/base64.h"
-#include "handlers/http/server.h"
+#include "net/http/server.h"
 #include "pki/certificates.h"
 #include "pki/cluster_pki.h"
 #include "pki/jwt.h"
@@ -69,7 +69,7 @@ TEST(TokenFile, ParsesUpstreamCsv) {
       auth::TokenFile::parse("t1,alice,uid-1,\"devs,ops\"\n\nt2,bob,uid-2\r\nt3,\"carol, jr\",uid-3,\n");
   ASSERT_TRUE(tf.ok()) << tf.error().message;
   EXPECT_EQ(tf->size(), 3u);
-  const auth::UserInfo* a = tf->find("t1");
+  const meta::UserInfo* a = tf->find("t1");
   ASSERT_TRUE(a);
   EXPECT_EQ(a->name, "alice");
   EXPECT_EQ(a->uid, "uid-1");
@@ -117,9 +117,9 @@ TEST(Authenticator, CertificateThenTokenThenAnonymous) {
   basic.headers.emplace_back("authorization", "Basic YWxpY2U6eA==");
   EXPECT_EQ(strict->authenticate(basic).error().code, 401);
 
-  strict->addTokenAuthenticator([](const std::string& t) -> std::optional<auth::UserInfo> {
+  strict->addTokenAuthenticator([](const std::string& t) -> std::optional<meta::UserInfo> {
     if (t != "jwt") return std::nullopt;
-    return auth::UserInfo{"system:serviceaccount:ns:sa", "", {"system:serviceaccounts"}, {}};
+    return meta::UserInfo{"system:serviceaccount:ns:sa", "", {"system:serviceaccounts"}, {}};
   });
   EXPECT_EQ(strict->authenticate(withToken("jwt"))->groups,
             (std::vector<std::string>{"system:serviceaccounts", "system:authenticated"}));
@@ -328,9 +328,9 @@ std::shared_ptr<auth::RbacAuthorizer> rbacWith(const std::vector<std::string>& e
   return std::make_shared<auth::RbacAuthorizer>(std::make_shared<FixedPolicy>(snap));
 }
 
-auth::UserInfo user(std::string name, std::vector<std::string> groups = {}) {
+meta::UserInfo user(std::string name, std::vector<std::string> groups = {}) {
   groups.push_back("system:authenticated");
-  return auth::UserInfo{std::move(name), "", std::move(groups), {}};
+  return meta::UserInfo{std::move(name), "", std::move(groups), {}};
 }
 
 }  // namespace
@@ -387,10 +387,10 @@ TEST(Rbac, BootstrapPolicyAndBindingsDecide) {
   EXPECT_TRUE(rbac->authorize(user("x", {"system:masters"}), resourceRequest("delete", "", "nodes", "", "n"))
                   .allowed());
   EXPECT_TRUE(rbac->authorize(user("alice"), pathRequest("get", "/apis")).allowed());  // system:discovery
-  auth::UserInfo anon{"system:anonymous", "", {"system:unauthenticated"}, {}};
+  meta::UserInfo anon{"system:anonymous", "", {"system:unauthenticated"}, {}};
   EXPECT_TRUE(rbac->authorize(anon, pathRequest("get", "/healthz")).allowed());
   EXPECT_FALSE(rbac->authorize(anon, pathRequest("get", "/apis")).allowed());
-  auth::UserInfo sched = user("system:kube-scheduler");
+  meta::UserInfo sched = user("system:kube-scheduler");
   EXPECT_TRUE(rbac->authorize(sched, resourceRequest("create", "", "pods", "ns", "p", "binding")).allowed());
   EXPECT_TRUE(rbac->authorize(sched, resourceRequest("patch", "", "pods", "ns", "p", "status")).allowed());
   EXPECT_FALSE(rbac->authorize(sched, resourceRequest("update", "", "pods", "ns", "p")).allowed());
@@ -400,7 +400,7 @@ TEST(Rbac, BootstrapPolicyAndBindingsDecide) {
   EXPECT_FALSE(rbac->authorize(sched, resourceRequest("update", "coordination.k8s.io", "leases",
                                                       "kube-system", "kube-controller-manager"))
                    .allowed());
-  auth::UserInfo cm = user("system:kube-controller-manager");
+  meta::UserInfo cm = user("system:kube-controller-manager");
   EXPECT_TRUE(rbac->authorize(cm, resourceRequest("create", "", "pods", "ns")).allowed());
   EXPECT_TRUE(rbac->authorize(cm, resourceRequest("deletecollection", "", "configmaps", "ns")).allowed());
   EXPECT_FALSE(
@@ -449,7 +449,7 @@ class FakeGraph final : public auth::NodeGraph {
 
 TEST(NodeAuthorizer, OwnObjectsOnly) {
   auth::NodeAuthorizer na(std::make_shared<FakeGraph>());
-  auth::UserInfo n1 = user("system:node:n1", {"system:nodes"});
+  meta::UserInfo n1 = user("system:node:n1", {"system:nodes"});
   EXPECT_TRUE(na.authorize(n1, resourceRequest("get", "", "secrets", "ns", "used")).allowed());
   auto d = na.authorize(n1, resourceRequest("get", "", "secrets", "ns", "other"));
   EXPECT_FALSE(d.allowed());

@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "handlers/http/server.h"
-#include "handlers/http/upgrade_dialer.h"
+#include "net/http/server.h"
+#include "net/http/upgrade_dialer.h"
 #include "pki/cluster_pki.h"
 
 using namespace shepherd;

@@ -8,7 +8,7 @@
 #include <future>
 #include <thread>
 
-#include "handlers/http/server.h"
+#include "net/http/server.h"
 
 using namespace shepherd;
 using namespace shepherd::http;
@@ -154,7 +154,13 @@ TEST(HttpServer, KeepAliveServesSeveralRequestsOnOneConnection) {
 }
 
 TEST(HttpServer, LimitsBodiesAndHeaders) {
-  TestServer s;
+  // The layer above renders the answers the server gives itself (the API server: Status).
+  ServerOptions o;
+  o.error_response = [](int code, const std::string& reason, const std::string& message) {
+    return Response{
+        code, {{"Content-Type", "application/json"}}, "{\"reason\":\"" + reason + "\"}" + message};
+  };
+  TestServer s(o);
   std::string big =
       "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(4 * 1024 * 1024) + "\r\n\r\n";
   std::string r = request(s.port, big);
@@ -168,6 +174,16 @@ TEST(HttpServer, LimitsBodiesAndHeaders) {
   // Still serving.
   r = request(s.port, "GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_NE(r.find("200 OK"), std::string::npos);
+}
+
+TEST(HttpServer, ItsOwnErrorAnswersArePlainTextByDefault) {
+  TestServer s;
+  std::string big =
+      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(4 * 1024 * 1024) + "\r\n\r\n";
+  std::string r = request(s.port, big);
+  EXPECT_NE(r.find("413"), std::string::npos) << r;
+  EXPECT_NE(r.find("Content-Type: text/plain"), std::string::npos) << r;
+  EXPECT_EQ(r.find("RequestEntityTooLarge"), std::string::npos) << r;
 }
 
 TEST(HttpServer, StreamsChunksInOrderFromAnotherThread) {

@@ -23,13 +23,13 @@
 
 #include "common/clock.h"
 #include "common/json.h"
-#include "handlers/http/message.h"
 #include "kubelet-lite/cgroups.h"
-#include "kubelet-lite/probes.h"
 #include "kubelet-lite/cri_log.h"
 #include "kubelet-lite/env.h"
 #include "kubelet-lite/log_server.h"
+#include "kubelet-lite/probes.h"
 #include "kubelet-lite/volumes.h"
+#include "net/http/message.h"
 #include "test_util.h"
 
 using namespace shepherd;

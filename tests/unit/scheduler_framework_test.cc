@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "controllers/scheduler/framework.h"
-#include "controllers/scheduler/scheduling_queue.h"
+#include "scheduler/framework.h"
+#include "scheduler/scheduling_queue.h"
 
 using namespace shepherd;
 using namespace shepherd::scheduler;

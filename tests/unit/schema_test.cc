@@ -1,7 +1,8 @@
+#include "apis/schema.h"
+
 #include <gtest/gtest.h>
 
 #include "apis/catalog.h"
-#include "apis/schema.h"
 
 using namespace shepherd;
 using namespace shepherd::apis;
@@ -12,7 +13,7 @@ TEST(Schema, EveryServedKindHasAResolvedSchema) {
     const SchemaNode* n = reg.definition(r->schema_name);
     ASSERT_NE(n, nullptr) << r->schema_name;
     EXPECT_NE(n->property("metadata"), nullptr) << r->schema_name;
-    if (!r->ephemeral_create) {
+    if (r->stored) {
       EXPECT_NE(reg.definition(r->schema_name + "List"), nullptr) << r->schema_name;
     }
   }
@@ -43,7 +44,8 @@ TEST(Schema, FindsUnknownDuplicateAndMistypedFields) {
   EXPECT_TRUE(has("duplicate field \"spec\""));
   bool typeError = false;
   for (auto& x : f)
-    if (x.kind == SchemaFinding::Kind::TypeMismatch && x.path == "spec.terminationGracePeriodSeconds") typeError = true;
+    if (x.kind == SchemaFinding::Kind::TypeMismatch && x.path == "spec.terminationGracePeriodSeconds")
+      typeError = true;
   EXPECT_TRUE(typeError);
   // Quantities accept numbers; labels accept any key.
   for (auto& x : f) EXPECT_EQ(x.path.find("resources"), std::string::npos) << x.message;

@@ -1,13 +1,13 @@
+#include "meta/selectors.h"
+
 #include <gtest/gtest.h>
 
-#include "apis/selectors.h"
-
 using namespace shepherd;
-using namespace shepherd::apis;
+using namespace shepherd::meta;
 
 namespace {
-storage::StringPairs labels(std::initializer_list<std::pair<std::string, std::string>> l) {
-  storage::StringPairs v(l.begin(), l.end());
+StringPairs labels(std::initializer_list<std::pair<std::string, std::string>> l) {
+  StringPairs v(l.begin(), l.end());
   std::sort(v.begin(), v.end());
   return v;
 }
@@ -16,7 +16,7 @@ storage::StringPairs labels(std::initializer_list<std::pair<std::string, std::st
 TEST(LabelSelector, AllOperators) {
   auto l = labels({{"app", "web"}, {"tier", "front"}, {"n", "5"}});
   auto m = [&](const char* s) {
-    auto sel = LabelSelector::parse(s);
+    auto sel = meta::LabelSelector::parse(s);
     EXPECT_TRUE(sel.ok()) << s;
     return sel.ok() && sel->matches(l);
   };
@@ -38,7 +38,7 @@ TEST(LabelSelector, AllOperators) {
 
 TEST(LabelSelector, SyntaxErrorsAre400) {
   for (const char* bad : {"app=", "=web", "app in web", "app in (a", "a b", "app=we b", "app=web,", "x>y"}) {
-    auto sel = LabelSelector::parse(bad);
+    auto sel = meta::LabelSelector::parse(bad);
     if (std::string(bad) == "app=") {
       // An empty value is valid (matches an empty label value).
       EXPECT_TRUE(sel.ok());
@@ -51,20 +51,18 @@ TEST(LabelSelector, SyntaxErrorsAre400) {
 
 TEST(FieldSelector, KnownFieldsAndEscapes) {
   std::vector<std::string> allowed = {"spec.nodeName", "status.phase"};
-  storage::CachedObject o;
-  o.name = "p1";
-  o.ns = "default";
-  o.fields = {{"spec.nodeName", "n,1"}, {"status.phase", "Running"}};
-  auto sel = FieldSelector::parse("spec.nodeName=n\\,1,status.phase!=Pending,metadata.name=p1", allowed, true);
+  StringPairs fields = {{"spec.nodeName", "n,1"}, {"status.phase", "Running"}};
+  auto sel =
+      meta::FieldSelector::parse("spec.nodeName=n\\,1,status.phase!=Pending,metadata.name=p1", allowed, true);
   ASSERT_TRUE(sel.ok()) << sel.error().message;
-  EXPECT_TRUE(sel->matches(o));
+  EXPECT_TRUE(sel->matches("p1", "default", fields));
   EXPECT_EQ(*sel->exactValue("metadata.name"), "p1");
-  auto other = FieldSelector::parse("metadata.namespace=kube-system", allowed, true);
+  auto other = meta::FieldSelector::parse("metadata.namespace=kube-system", allowed, true);
   ASSERT_TRUE(other.ok());
-  EXPECT_FALSE(other->matches(o));
-  auto bad = FieldSelector::parse("spec.unknown=x", allowed, true);
+  EXPECT_FALSE(other->matches("p1", "default", fields));
+  auto bad = meta::FieldSelector::parse("spec.unknown=x", allowed, true);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, 400);
   EXPECT_NE(bad.error().message.find("field label not supported: spec.unknown"), std::string::npos);
-  EXPECT_FALSE(FieldSelector::parse("justtext", allowed, true).ok());
+  EXPECT_FALSE(meta::FieldSelector::parse("justtext", allowed, true).ok());
 }

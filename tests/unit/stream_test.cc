@@ -16,12 +16,12 @@
 #include <set>
 
 #include "common/clock.h"
-#include "handlers/http/relay.h"
-#include "handlers/http/server.h"
-#include "handlers/http/upgrade_dialer.h"
-#include "handlers/stream/spdy_framer.h"
-#include "handlers/stream/spdy_session.h"
-#include "handlers/stream/websocket.h"
+#include "net/http/relay.h"
+#include "net/http/server.h"
+#include "net/http/upgrade_dialer.h"
+#include "net/stream/spdy_framer.h"
+#include "net/stream/spdy_session.h"
+#include "net/stream/websocket.h"
 
 using namespace shepherd;
 using namespace shepherd::stream;

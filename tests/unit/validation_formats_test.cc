@@ -5,12 +5,14 @@
 
 #include <regex>
 
-#include "apis/validation.h"
+#include "meta/validation.h"
 
-namespace shepherd::apis::validation {
+namespace shepherd::meta::validation {
 namespace {
 
-bool full(const std::string& re, const std::string& s) { return std::regex_match(s, std::regex("^" + re + "$")); }
+bool full(const std::string& re, const std::string& s) {
+  return std::regex_match(s, std::regex("^" + re + "$"));
+}
 
 // Every string up to length 4 over the alphabet: edge characters at each position.
 std::vector<std::string> corpus() {
@@ -55,4 +57,4 @@ TEST(ValidationFormats, MatchUpstreamRegexes) {
 }
 
 }  // namespace
-}  // namespace shepherd::apis::validation
+}  // namespace shepherd::meta::validation

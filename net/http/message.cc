@@ -1,0 +1,86 @@
+#include "net/http/message.h"
+
+#include <cctype>
+
+namespace shepherd::http {
+
+std::vector<std::string> pathSegments(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    while (i < path.size() && path[i] == '/') ++i;
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (j > i) parts.emplace_back(path.substr(i, j - i));
+    i = j;
+  }
+  return parts;
+}
+
+std::string_view Request::header(std::string_view lower_name) const {
+  for (const auto& [k, v] : headers)
+    if (k == lower_name) return v;
+  return {};
+}
+
+bool Request::hasQuery(std::string_view key) const {
+  for (const auto& [k, v] : query)
+    if (k == key) return true;
+  return false;
+}
+
+std::string_view Request::queryValue(std::string_view key) const {
+  for (const auto& [k, v] : query)
+    if (k == key) return v;
+  return {};
+}
+
+bool Request::queryBool(std::string_view key) const {
+  std::string_view v = queryValue(key);
+  if (v.empty() || v == "0") return false;
+  std::string lower(v);
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower != "false";
+}
+
+void Response::setHeader(std::string name, std::string value) {
+  for (auto& [k, v] : headers)
+    if (k == name) {
+      v = std::move(value);
+      return;
+    }
+  headers.emplace_back(std::move(name), std::move(value));
+}
+
+Response plainText(int status, std::string body) {
+  Response r;
+  r.status = status;
+  r.body = std::move(body);
+  r.setHeader("Content-Type", "text/plain; charset=utf-8");
+  return r;
+}
+
+std::string percentDecode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+      i += 2;
+    } else if (c == '+' && plus_is_space) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace shepherd::http
