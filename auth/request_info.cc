@@ -78,13 +78,16 @@ RequestInfo requestInfo(const http::Request& req, const std::vector<std::string>
   if (left() >= 3) info.subresource = part(2);
   if (left() >= 2) info.name = part(1);
   info.resource = part(0);
-  if (left() == 1 && info.verb == "get") info.verb = req.queryBool("watch") ? "watch" : "list";
+  // Only a GET of a collection is promoted to one name by its field selector (upstream);
+  // the legacy {prefix}/watch/ paths name an object only by their path.
+  bool collectionGet = left() == 1 && info.verb == "get";
+  if (collectionGet) info.verb = req.queryBool("watch") ? "watch" : "list";
   if (left() == 1 && info.verb == "delete") info.verb = "deletecollection";
   if (info.verb == "list" || info.verb == "watch" || info.verb == "deletecollection")
     info.field_selector = std::string(req.queryValue("fieldSelector"));
   // A list or watch of one name (metadata.name=X) is authorized as that name, when X is a
   // valid path segment.
-  if ((info.verb == "list" || info.verb == "watch") && info.name.empty())
+  if (collectionGet)
     if (auto name = fieldSelectorRequires(info.field_selector, "metadata.name");
         name && !name->empty() && name->find_first_of("/%") == std::string::npos && *name != "." &&
         *name != "..")

@@ -1,10 +1,12 @@
 #include "handlers/api_handler.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "apis/catalog.h"
 #include "apis/schema.h"
 #include "auth/impersonation.h"
+#include "auth/request_info.h"
 #include "common/ids.h"
 #include "handlers/node_restriction.h"
 #include "handlers/request_user.h"
@@ -20,6 +22,23 @@ http::Response jsonResponse(std::string body, int code = 200) {
   r.headers.emplace_back("Content-Type", "application/json");
   r.body = std::move(body);
   return r;
+}
+
+// A watch of one object by its path name watches the collection with a metadata.name
+// field selector; a selector naming another object is refused, as upstream does.
+Status selectNameForWatch(http::Request& req, const std::string& name) {
+  std::string term = "metadata.name=" + name;
+  for (auto& [k, v] : req.query) {
+    if (k != "fieldSelector" || v.empty()) continue;
+    if (auto named = auth::fieldSelectorRequires(v, "metadata.name")) {
+      if (*named != name) return ApiError::badRequest("fieldSelector metadata.name doesn't match requested name");
+    } else {
+      v += "," + term;
+    }
+    return okStatus();
+  }
+  req.query.emplace_back("fieldSelector", term);
+  return okStatus();
 }
 
 http::Response notFound() {
@@ -164,9 +183,19 @@ void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> res
 
 void ApiHandler::handleResourcePath(http::Request& req, const std::shared_ptr<http::Responder>& resp,
                                     const std::string& group, const std::string& version,
-                                    const std::vector<std::string>& rest) {
+                                    std::vector<std::string> rest) {
   const auto& catalog = apis::Catalog::instance();
   RequestScope s;
+  // The deprecated watch paths ({prefix}/watch/...) upstream still serves: GET only, always a
+  // watch whatever ?watch says, a name in the path selects that object.
+  if (!rest.empty() && rest[0] == "watch") {
+    rest.erase(rest.begin());
+    if (rest.empty()) return resp->send(notFound());
+    if (req.method != "GET")
+      return resp->send(errorResponse(ApiError::make(
+          405, "MethodNotAllowed", "the server does not allow this method on the requested resource")));
+    s.force_watch = true;
+  }
   // /namespaces/{ns}/{plural}[/{name}[/{sub}]] for namespaced resources;
   // /{plural}[/{name}[/{sub}]] otherwise (and for namespaces themselves).
   size_t i = 0;
@@ -187,6 +216,15 @@ void ApiHandler::handleResourcePath(http::Request& req, const std::shared_ptr<ht
     return resp->send(notFound());  // a namespaced object needs /namespaces/{ns}/
   s.store = registry_.store(s.resource->group, s.resource->version, s.resource->plural);
   if (!s.store && s.resource->stored) return resp->send(notFound());
+  if (s.force_watch) {
+    const auto& verbs = s.resource->verbs;
+    if (!s.store || !s.subresource.empty() || std::find(verbs.begin(), verbs.end(), "watch") == verbs.end())
+      return resp->send(notFound());
+    if (!s.name.empty()) {
+      if (auto st = selectNameForWatch(req, s.name); !st) return resp->send(errorResponse(st.error()));
+      s.name.clear();
+    }
+  }
   rest_.handle(req, resp, s);
 }
 

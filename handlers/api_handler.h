@@ -55,7 +55,7 @@ class ApiHandler {
  private:
   void handleResourcePath(http::Request& req, const std::shared_ptr<http::Responder>& resp,
                           const std::string& group, const std::string& version,
-                          const std::vector<std::string>& rest);
+                          std::vector<std::string> rest);
   void health(http::Request& req, const std::shared_ptr<http::Responder>& resp, const std::string& which);
   void metrics(const std::shared_ptr<http::Responder>& resp);
 

@@ -217,8 +217,8 @@ void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Respond
   if (s.subresource == "exec" || s.subresource == "attach" || s.subresource == "portforward")
     return podStream(req, resp, s);
   if (m == "GET" || m == "HEAD") {
+    if (s.force_watch || (!item && req.queryBool("watch"))) return watch(req, resp, s);
     if (item) return get(req, resp, s);
-    if (req.queryBool("watch")) return watch(req, resp, s);
     return list(req, resp, s);
   }
   if (m == "POST" && !item) return create(req, resp, s);

@@ -34,6 +34,7 @@ struct RequestScope {
   std::string ns;           // from the URL ("" for cluster scope or all namespaces)
   std::string name;         // "" for the collection
   std::string subresource;  // "", "status", "finalize"
+  bool force_watch = false;  // a legacy {prefix}/watch/... path: a watch whatever ?watch says
 };
 
 // Thread-safety: stateless apart from the shared watch registry; called concurrently.

@@ -489,8 +489,11 @@ void PodWorker::refreshContainer(const json::Value& spec, ContainerRecord& rec) 
     t.AddMember("exitCode", s.exit_code(), a);
     t.AddMember("reason", json::str(reason, a), a);
     if (!message.empty()) t.AddMember("message", json::str(message, a), a);
-    t.AddMember("startedAt", json::str(nanosToRfc3339(s.started_at()), a), a);
-    t.AddMember("finishedAt", json::str(nanosToRfc3339(s.finished_at()), a), a);
+    // A container that never started (its command is not in the image) has no start time:
+    // leave it out, as upstream's zero time is (an empty string is not a time).
+    if (std::string at = nanosToRfc3339(s.started_at()); !at.empty()) t.AddMember("startedAt", json::str(at, a), a);
+    if (std::string at = nanosToRfc3339(s.finished_at()); !at.empty())
+      t.AddMember("finishedAt", json::str(at, a), a);
     t.AddMember("containerID", json::str("containerd://" + rec.id, a), a);
     rec.terminated = json::serialize(t);
     rec.finished_at = std::chrono::system_clock::time_point(std::chrono::nanoseconds(s.finished_at()));
@@ -770,7 +773,7 @@ std::string PodWorker::buildStatus(const json::Value& pod) {
     bool ready = false, started = false;
     if (rec.running) {
       json::Value run(rapidjson::kObjectType);
-      run.AddMember("startedAt", json::str(rec.started_at, a), a);
+      if (!rec.started_at.empty()) run.AddMember("startedAt", json::str(rec.started_at, a), a);
       state.AddMember("running", run, a);
       started = !json::find(spec, "startupProbe") || rec.startup.ok;
       ready = started && (json::find(spec, "readinessProbe") ? rec.readiness.ok : true);

@@ -16,6 +16,8 @@ packages=(
   containerd runc containernetworking-plugins busybox-static iproute2
   # test clients and tools
   python3-kubernetes python3-pytest python3-yaml curl sqlite3
+  # Debian's Ruby client: its watch_* methods use the legacy /watch/ paths (test_legacy_watch.py)
+  ruby-kubeclient
   # libfaketime: runs a server "later" to prove tokens expire (tests/e2e/test_security.py)
   libfaketime
   # the reference store in the benchmarks (issue 8) and the distributed mode (issue 9)

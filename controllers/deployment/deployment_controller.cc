@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/clock.h"
+#include "common/json_merge_patch.h"
 #include "common/log.h"
 #include "controllers/deployment/deployment_util.h"
 #include "controllers/manager/controller_ref.h"
@@ -508,9 +509,16 @@ json::Document DeploymentController::calculateStatus(const json::Value& d, const
 }
 
 Status DeploymentController::patchStatus(const json::Value& d, const json::Value& status) {
+  // The status is the controller's alone (upstream writes it whole with UpdateStatus):
+  // the patch removes what the new status no longer has, such as counts back at zero.
+  client::Object stored = deployments_.get(namespaceOf(d) + "/" + nameOf(d));
+  const json::Value* was = stored ? json::find(*stored, "status") : nullptr;
   json::Document patch;
   patch.SetObject();
-  json::set(patch, "status", json::Value(status, patch.GetAllocator()), patch.GetAllocator());
+  auto& a = patch.GetAllocator();
+  const json::Value none(rapidjson::kObjectType);
+  json::Document diff = json::createMergePatch(was ? *was : none, status);
+  json::set(patch, "status", json::Value(diff, a), a);
   auto r = client_.patch(deploymentPath(namespaceOf(d), nameOf(d)) + "/status", json::serialize(patch),
                          "application/merge-patch+json");
   if (!r && r.error().code != 404) return r.error();

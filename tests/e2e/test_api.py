@@ -912,6 +912,11 @@ def test_discovery_apis(api):
         g = groups[name]
         assert g["preferredVersion"] == {"groupVersion": name + "/v1", "version": "v1"}
         assert {"groupVersion": name + "/v1", "version": "v1"} in g["versions"]
+    # Each group once, each of its versions once (authorization.k8s.io used to be three).
+    names = [g["name"] for g in obj["groups"]]
+    assert len(names) == len(set(names)), names
+    for g in obj["groups"]:
+        assert len(g["versions"]) == len({v["version"] for v in g["versions"]}), g
 
 
 def test_discovery_api_v1(api):

@@ -176,6 +176,32 @@ def wait_until(fn, what, timeout=60):
     raise AssertionError(what + " not reached within %ss" % timeout)
 
 
+def test_status_counts_go_back_to_zero(cluster):
+    # Counts that drop to zero leave the status (upstream writes it whole); a merge patch
+    # that just omitted them used to keep the old numbers for ever.
+    c = cluster
+    kubectl(c, "create", "namespace", "zero")
+    kubectl(c, "-n", "zero", "create", "deployment", "one", "--image=busybox:1.36", "--replicas=1")
+    kubectl(c, "-n", "zero", "rollout", "status", "deploy/one", "--timeout=60s")
+    st = get_json(c, "-n", "zero", "deploy/one")["status"]
+    assert (st.get("replicas"), st.get("readyReplicas"), st.get("availableReplicas")) == (1, 1, 1), st
+    kubectl(c, "-n", "zero", "scale", "deploy/one", "--replicas=0")
+    counts = ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas")
+
+    def zero():
+        d = get_json(c, "-n", "zero", "deploy/one")
+        st = d.get("status", {})
+        return (st.get("observedGeneration") == d["metadata"]["generation"]
+                and all(st.get(k, 0) == 0 for k in counts))
+    wait_until(zero, "status counts at zero")
+    d = get_json(c, "-n", "zero", "deploy/one")
+    assert not [k for k in counts if k in d["status"]], d["status"]
+    # Settled: no status write loop once the counts are right.
+    rv = d["metadata"]["resourceVersion"]
+    time.sleep(2)
+    assert get_json(c, "-n", "zero", "deploy/one")["metadata"]["resourceVersion"] == rv
+
+
 def test_recreate_stops_old_pods_first(cluster):
     c = cluster
     kubectl(c, "create", "namespace", "recreate")

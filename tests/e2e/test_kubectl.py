@@ -101,6 +101,18 @@ def examples(k):
     return results
 
 
+# --------------------------------------------------------------------------- discovery
+
+
+def test_api_versions_lists_each_group_version_once(k):
+    # authorization.k8s.io/v1 (three review kinds) used to be listed three times.
+    rc, out, err = k.raw("api-versions")
+    assert rc == 0, err
+    versions = out.split()
+    assert "authorization.k8s.io/v1" in versions and "v1" in versions
+    assert len(versions) == len(set(versions)), sorted(versions)
+
+
 # --------------------------------------------------------------------------- create/apply
 
 

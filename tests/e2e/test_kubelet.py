@@ -367,6 +367,18 @@ def test_oom_killed(server, node, ns):
     delete_pod(server, ns, "oom", wait=False)
 
 
+def test_container_that_never_starts_has_no_start_time(server, node, ns):
+    # The command is not in the image: the container exits without ever running. Its
+    # terminated state has no startedAt (an empty string used to make the API server
+    # refuse every later status write, so the pod stayed Pending for ever).
+    make_pod(server, node, ns, "nostart", [{"name": "c", "image": "busybox", "command": ["/no/such/program"]}],
+             restartPolicy="Never")
+    pod = wait_pod(server, ns, "nostart", lambda p: p["status"].get("phase") == "Failed", what="Failed")
+    term = cstatus(pod)["state"]["terminated"]
+    assert term["exitCode"] != 0 and "startedAt" not in term, term
+    delete_pod(server, ns, "nostart", wait=False)
+
+
 @pytest.mark.slow
 def test_probes_http_tcp_exec(server, node, ns):
     make_pod(server, node, ns, "web", [{

@@ -1,0 +1,36 @@
+#include "common/json_merge_patch.h"
+
+namespace shepherd::json {
+
+namespace {
+
+void diffInto(const Value& from, const Value& to, Value& patch, Allocator& a) {
+  for (const auto& m : from.GetObject())
+    if (!to.HasMember(m.name)) patch.AddMember(Value(m.name, a), Value(rapidjson::kNullType), a);
+  for (const auto& m : to.GetObject()) {
+    const Value* was = find(from, view(m.name));
+    if (was && *was == m.value) continue;
+    if (was && was->IsObject() && m.value.IsObject()) {
+      Value sub(rapidjson::kObjectType);
+      diffInto(*was, m.value, sub, a);
+      patch.AddMember(Value(m.name, a), std::move(sub), a);
+    } else {
+      patch.AddMember(Value(m.name, a), Value(m.value, a), a);
+    }
+  }
+}
+
+}  // namespace
+
+Document createMergePatch(const Value& from, const Value& to) {
+  Document patch;
+  if (!from.IsObject() || !to.IsObject()) {
+    patch.CopyFrom(to, patch.GetAllocator());
+    return patch;
+  }
+  patch.SetObject();
+  diffInto(from, to, patch, patch.GetAllocator());
+  return patch;
+}
+
+}  // namespace shepherd::json
