@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "net/http/asio_byte_stream.h"
 #include "net/http/beast_request.h"
+#include "net/http/transport.h"
 
 namespace shepherd::http {
 
@@ -50,9 +51,33 @@ std::string chunkHeader(size_t n) {
   return s + "\r\n";
 }
 
+// The head of a response, serialized by hand: only the stream's plain read and write
+// operations are instantiated per transport (Beast's composed HTTP operations over TLS
+// took minutes to compile). `length` is the Content-Length to send, unless chunked or 101.
+std::string responseHead(int status, const Headers& headers, bool keep_alive, bool chunked,
+                         std::optional<size_t> length) {
+  std::string out = "HTTP/1.1 " + std::to_string(status) + " ";
+  out += std::string_view(bhttp::obsolete_reason(bhttp::int_to_status(static_cast<unsigned>(status))));
+  out += "\r\n";
+  for (const auto& [k, v] : headers) {
+    out += k;
+    out += ": ";
+    out += v;
+    out += "\r\n";
+  }
+  if (chunked) out += "Transfer-Encoding: chunked\r\n";
+  if (length) out += "Content-Length: " + std::to_string(*length) + "\r\n";
+  if (!keep_alive) out += "Connection: close\r\n";
+  out += "\r\n";
+  return out;
+}
+
 }  // namespace
 
 class SessionBase;
+
+// How much one read of a connection asks for.
+constexpr size_t kReadSize = 64 * 1024;
 
 struct Server::Impl {
   ServerOptions opts;
@@ -129,9 +154,6 @@ class SessionBase : public std::enable_shared_from_this<SessionBase> {
   virtual void flush() = 0;        // on the strand
 };
 
-using PlainStream = beast::tcp_stream;
-using TlsStream = beast::ssl_stream<beast::tcp_stream>;
-
 // The subject of a TLS peer's certificate, and whether it verified against the client CA.
 std::shared_ptr<const Request::ClientCertificate> peerCertificate(SSL* ssl) {
   X509* cert = SSL_get1_peer_certificate(ssl);
@@ -159,15 +181,11 @@ std::shared_ptr<const Request::ClientCertificate> peerCertificate(SSL* ssl) {
   return out;
 }
 
-// One connection. Stream is PlainStream or TlsStream; everything else is shared.
-template <class Stream>
+// One connection, plain or TLS (its Transport).
 class Session final : public SessionBase {
-  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
-
  public:
-  template <class... Args>
-  Session(Server::Impl& srv, Args&&... args)
-      : stream_(std::forward<Args>(args)...), srv_(srv), executor_(stream_.get_executor()) {
+  Session(Server::Impl& srv, std::unique_ptr<Transport> transport)
+      : t_(std::move(transport)), srv_(srv), executor_(t_->executor()) {
     beast::error_code ec;
     auto ep = lowest().socket().remote_endpoint(ec);
     if (!ec) remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
@@ -184,8 +202,8 @@ class Session final : public SessionBase {
       std::lock_guard<std::mutex> g(srv_.sessions_mu);
       srv_.sessions[this] = weak_from_this();
     }
-    net::dispatch(stream_.get_executor(), [self = self()] {
-      if constexpr (kTls)
+    net::dispatch(executor_, [self = self()] {
+      if (self->t_->tls())
         self->handshake();
       else
         self->readRequest(true);
@@ -201,7 +219,7 @@ class Session final : public SessionBase {
     }
   }
 
-  // Kept from the start: an upgrade moves stream_ out, and Server::stop may still ask.
+  // Kept from the start: an upgrade moves the transport out, and Server::stop may still ask.
   net::any_io_executor executor() override { return executor_; }
 
   void sendResponse(Response r, bool head) {
@@ -251,7 +269,7 @@ class Session final : public SessionBase {
     }
     stream_writing_ = true;
     lowest().expires_after(std::chrono::seconds(60));
-    net::async_write(stream_, bufs, [self = self()](beast::error_code ec, size_t) {
+    writeAll(std::move(bufs), [self = self()](beast::error_code ec) {
       self->stream_writing_ = false;
       self->inflight_.clear();
       self->lowest().expires_never();
@@ -265,14 +283,14 @@ class Session final : public SessionBase {
 
  private:
   std::shared_ptr<Session> self() { return std::static_pointer_cast<Session>(shared_from_this()); }
-  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+  beast::tcp_stream& lowest() { return t_->tcp(); }
 
   // TLS only: the handshake must finish within the header timeout.
   void handshake() {
     lowest().expires_after(std::chrono::seconds(srv_.opts.header_timeout_seconds));
-    stream_.async_handshake(net::ssl::stream_base::server, [self = self()](beast::error_code ec) {
+    t_->handshake(true, [self = self()](beast::error_code ec) {
       if (ec) return self->close();
-      self->client_certificate_ = peerCertificate(self->stream_.native_handle());
+      self->client_certificate_ = peerCertificate(self->t_->nativeTls());
       self->readRequest(true);
     });
   }
@@ -287,8 +305,44 @@ class Session final : public SessionBase {
     parser_->body_limit(srv_.opts.max_body_bytes);
     lowest().expires_after(
         std::chrono::seconds(first ? srv_.opts.header_timeout_seconds : srv_.opts.idle_timeout_seconds));
-    bhttp::async_read_header(stream_, buffer_, *parser_,
-                             [self = self()](beast::error_code ec, size_t) { self->onHeader(ec); });
+    parse(Phase::Header);
+  }
+
+  // Feeds what has been read to the parser until it has the header (Phase::Header) or the
+  // whole request (Phase::Body), reading more as needed; then onHeader or onRequest.
+  enum class Phase { Header, Body };
+  void parse(Phase phase) {
+    beast::error_code ec;
+    for (;;) {
+      if (phase == Phase::Header ? parser_->is_header_done() : parser_->is_done()) break;
+      if (buffer_.size() == 0) return readMore(phase);
+      buffer_.consume(parser_->put(buffer_.data(), ec));
+      if (ec == bhttp::error::need_more) return readMore(phase);
+      if (ec) break;
+    }
+    if (phase == Phase::Header)
+      onHeader(ec);
+    else
+      onRequest(ec);
+  }
+
+  void readMore(Phase phase) {
+    readSome(buffer_.prepare(kReadSize), [self = self(), phase](beast::error_code ec, size_t n) {
+      self->buffer_.commit(n);
+      if (ec == net::error::eof) {
+        // The client closed: nothing read is the end of the connection; a message that
+        // has no length ends here; anything else is cut short.
+        if (!self->parser_->got_some()) {
+          ec = bhttp::error::end_of_stream;
+        } else {
+          ec = {};
+          self->parser_->put_eof(ec);
+          if (!ec) return self->parse(phase);
+        }
+      }
+      if (ec) return phase == Phase::Header ? self->onHeader(ec) : self->onRequest(ec);
+      self->parse(phase);
+    });
   }
 
   void onHeader(beast::error_code ec) {
@@ -321,18 +375,18 @@ class Session final : public SessionBase {
     auto expect = req[bhttp::field::expect];
     if (!expect.empty() && beast::iequals(expect, "100-continue")) {
       auto cont = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
-      net::async_write(stream_, net::buffer(*cont), [self = self(), cont](beast::error_code ec, size_t) {
+      writeAll({net::buffer(*cont)}, [self = self(), cont](beast::error_code ec) {
         if (ec) return self->close();
-        self->readBody();
+        self->parse(Phase::Body);
       });
       return;
     }
-    readBody();
+    parse(Phase::Body);
   }
 
-  void readBody() {
-    bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = self()](beast::error_code ec, size_t) { self->onRequest(ec); });
+  void readSome(net::mutable_buffer into, Transport::ReadHandler fn) { t_->readSome(into, std::move(fn)); }
+  void writeAll(std::vector<net::const_buffer> bufs, Transport::DoneHandler fn) {
+    t_->write(std::move(bufs), std::move(fn));
   }
 
   void onRequest(beast::error_code ec) {
@@ -356,7 +410,7 @@ class Session final : public SessionBase {
     auto req = std::make_shared<Request>();
     fillRequest(*req, std::move(msg));
     req->remote = remote_;
-    req->tls = kTls;
+    req->tls = t_->tls();
     req->client_certificate = client_certificate_;
     handling_ = true;
     bool runInline = srv_.opts.run_inline && srv_.opts.run_inline(*req);
@@ -433,27 +487,16 @@ class Session final : public SessionBase {
 
   void writeResponse(Response r, bool head) {
     handling_ = false;
-    auto res = std::make_shared<bhttp::response<bhttp::string_body>>();
-    res->version(11);
-    res->result(static_cast<unsigned>(r.status));
-    for (auto& [k, v] : r.headers) res->insert(k, v);
-    res->keep_alive(keep_alive_ && !srv_.stopping.load());
-    size_t len = r.body.size();
-    if (!head) res->body() = std::move(r.body);
-    res->content_length(len);
+    bool keep = keep_alive_ && !srv_.stopping.load();
+    // Head and body, kept alive by the write's handler.
+    auto out = std::make_shared<std::pair<std::string, std::string>>();
+    out->first = responseHead(r.status, r.headers, keep, false, r.body.size());
+    if (!head) out->second = std::move(r.body);
     srv_.served.fetch_add(1);
     writing_ = true;
     lowest().expires_after(std::chrono::seconds(60));
-    if (head) {
-      auto sr = std::make_shared<bhttp::response_serializer<bhttp::string_body>>(*res);
-      bhttp::async_write_header(stream_, *sr, [self = self(), res, sr](beast::error_code ec, size_t) {
-        self->afterWrite(ec, res->keep_alive());
-      });
-      return;
-    }
-    bhttp::async_write(stream_, *res, [self = self(), res](beast::error_code ec, size_t) {
-      self->afterWrite(ec, res->keep_alive());
-    });
+    writeAll({net::buffer(out->first), net::buffer(out->second)},
+             [self = self(), out, keep](beast::error_code ec) { self->afterWrite(ec, keep); });
   }
 
   // The 101 answer, then the connection leaves this session: its stream (and any bytes the
@@ -461,30 +504,25 @@ class Session final : public SessionBase {
   void writeUpgrade(Response r, std::function<void(std::shared_ptr<ByteStream>)> fn) {
     handling_ = false;
     if (closed_) return fn(nullptr);
-    auto res = std::make_shared<bhttp::response<bhttp::empty_body>>();
-    res->version(11);
-    res->result(static_cast<unsigned>(r.status));
-    for (auto& [k, v] : r.headers) res->insert(k, v);
-    auto sr = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*res);
+    auto head = std::make_shared<std::string>(responseHead(
+        r.status, r.headers, true, false, r.status == 101 ? std::nullopt : std::optional<size_t>(size_t{0})));
     srv_.served.fetch_add(1);
     writing_ = true;
     lowest().expires_after(std::chrono::seconds(60));
-    bhttp::async_write_header(
-        stream_, *sr, [self = self(), res, sr, fn = std::move(fn)](beast::error_code ec, size_t) {
-          self->writing_ = false;
-          self->lowest().expires_never();
-          if (ec || self->closed_) {
-            self->close();
-            return fn(nullptr);
-          }
-          std::string leftover = beast::buffers_to_string(self->buffer_.data());
-          self->buffer_.consume(self->buffer_.size());
-          self->closed_ = true;  // the session no longer owns the connection
-          auto upgraded =
-              std::make_shared<AsioByteStream<Stream>>(std::move(self->stream_), std::move(leftover));
-          self->srv_.trackUpgraded(upgraded);
-          fn(std::move(upgraded));
-        });
+    writeAll({net::buffer(*head)}, [self = self(), head, fn = std::move(fn)](beast::error_code ec) {
+      self->writing_ = false;
+      self->lowest().expires_never();
+      if (ec || self->closed_) {
+        self->close();
+        return fn(nullptr);
+      }
+      std::string leftover = beast::buffers_to_string(self->buffer_.data());
+      self->buffer_.consume(self->buffer_.size());
+      self->closed_ = true;  // the session no longer owns the connection
+      auto upgraded = std::make_shared<AsioByteStream>(std::move(self->t_), std::move(leftover));
+      self->srv_.trackUpgraded(upgraded);
+      fn(std::move(upgraded));
+    });
   }
 
   void afterWrite(beast::error_code ec, bool keep) {
@@ -499,16 +537,10 @@ class Session final : public SessionBase {
   void startStreaming(std::shared_ptr<StreamState> st, int status, Headers headers) {
     handling_ = false;
     stream_state_ = st;
-    auto res = std::make_shared<bhttp::response<bhttp::empty_body>>();
-    res->version(11);
-    res->result(static_cast<unsigned>(status));
-    for (auto& [k, v] : headers) res->insert(k, v);
-    res->chunked(true);
-    res->keep_alive(keep_alive_);
-    auto sr = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*res);
+    auto head = std::make_shared<std::string>(responseHead(status, headers, keep_alive_, true, std::nullopt));
     srv_.served.fetch_add(1);
     lowest().expires_after(std::chrono::seconds(60));
-    bhttp::async_write_header(stream_, *sr, [self = self(), res, sr](beast::error_code ec, size_t) {
+    writeAll({net::buffer(*head)}, [self = self(), head](beast::error_code ec) {
       self->lowest().expires_never();
       if (ec) {
         self->endStream(false);
@@ -533,10 +565,7 @@ class Session final : public SessionBase {
     };
     // Plain: straight from the socket, outside the stream's write timer. TLS: through the
     // TLS layer (one read may run beside one write).
-    if constexpr (kTls)
-      stream_.async_read_some(net::buffer(*buf), std::move(onRead));
-    else
-      stream_.socket().async_read_some(net::buffer(*buf), std::move(onRead));
+    t_->readSomeUntimed(net::buffer(*buf), std::move(onRead));
   }
 
   // A finished stream ends its connection: the terminating chunk (when the end is
@@ -553,8 +582,7 @@ class Session final : public SessionBase {
     }
     auto last = std::make_shared<std::string>("0\r\n\r\n");
     lowest().expires_after(std::chrono::seconds(10));
-    net::async_write(stream_, net::buffer(*last),
-                     [self = self(), last](beast::error_code, size_t) { self->close(); });
+    writeAll({net::buffer(*last)}, [self = self(), last](beast::error_code) { self->close(); });
   }
 
   void failAndClose(int code, const std::string& reason, const std::string& message) {
@@ -563,7 +591,7 @@ class Session final : public SessionBase {
   }
 
   void close() {
-    if (closed_) return;
+    if (closed_ || !t_) return;
     closed_ = true;
     if (stream_state_) {
       auto st = std::move(stream_state_);
@@ -574,9 +602,9 @@ class Session final : public SessionBase {
     lowest().close();
   }
 
-  Stream stream_;
+  std::unique_ptr<Transport> t_;  // null once an upgrade took the connection
   Server::Impl& srv_;
-  net::any_io_executor executor_;  // stream_'s strand
+  net::any_io_executor executor_;  // the connection's strand
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::string remote_;
@@ -677,7 +705,7 @@ void Server::Impl::startTlsWhenReadable(tcp::socket socket) {
   sock->async_wait(tcp::socket::wait_read, [this, sock, timer](beast::error_code ec) {
     timer->cancel();
     if (ec || stopping.load() || !sock->is_open()) return;
-    std::make_shared<Session<TlsStream>>(*this, std::move(*sock), *ssl)->start();
+    std::make_shared<Session>(*this, tlsTransport(beast::tcp_stream(std::move(*sock)), *ssl))->start();
   });
 }
 
@@ -698,7 +726,7 @@ void Server::Impl::accept() {
       if (ssl)
         startTlsWhenReadable(std::move(socket));
       else
-        std::make_shared<Session<PlainStream>>(*this, std::move(socket))->start();
+        std::make_shared<Session>(*this, plainTransport(beast::tcp_stream(std::move(socket))))->start();
     }
     if (!stopping.load()) accept();
   });

@@ -6,11 +6,11 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <future>
 #include <thread>
 
 #include "net/http/asio_byte_stream.h"
+#include "net/http/transport.h"
 
 namespace shepherd::http {
 
@@ -46,45 +46,62 @@ ApiError unavailable(const UpgradeRequest& r, const std::string& what) {
                         "cannot reach " + r.host + ":" + std::to_string(r.port) + ": " + what);
 }
 
-// Request out, answer head in, on the connection's strand; the caller waits on `done`.
-template <class Stream>
-struct Exchange : std::enable_shared_from_this<Exchange<Stream>> {
-  Stream stream;
+// Request out, answer head in, on the connection's strand; the caller waits on `done`. The
+// request is serialized by hand and the answer fed to Beast's parser from plain reads of
+// the Transport.
+struct Exchange : std::enable_shared_from_this<Exchange> {
+  std::unique_ptr<Transport> t;
   const UpgradeRequest& req;
-  bhttp::request<bhttp::empty_body> out;
+  std::string out;
   beast::flat_buffer buf;
   bhttp::response_parser<bhttp::string_body> parser;
   std::promise<Result<UpgradeResult>> done;
 
-  template <class... A>
-  Exchange(const UpgradeRequest& r, A&&... a) : stream(std::forward<A>(a)...), req(r) {}
+  Exchange(const UpgradeRequest& r, std::unique_ptr<Transport> transport) : t(std::move(transport)), req(r) {}
 
   void fail(const std::string& what) { done.set_value(unavailable(req, what)); }
 
   void send() {
-    out = bhttp::request<bhttp::empty_body>(req.method == "GET" ? bhttp::verb::get : bhttp::verb::post,
-                                            req.target, 11);
-    out.set(bhttp::field::host, req.host + ":" + std::to_string(req.port));
-    for (auto& [k, v] : req.headers) out.insert(k, v);
-    if (req.method != "GET") out.content_length(0);
-    bhttp::async_write(stream, out, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+    out = req.method + " " + req.target + " HTTP/1.1\r\nHost: " + req.host + ":" + std::to_string(req.port) +
+          "\r\n";
+    for (auto& [k, v] : req.headers) out += k + ": " + v + "\r\n";
+    if (req.method != "GET") out += "Content-Length: 0\r\n";
+    out += "\r\n";
+    parser.body_limit(64 * 1024);
+    t->write({net::buffer(out)}, [self = shared_from_this()](beast::error_code ec) {
       if (ec) return self->fail("sending the request: " + ec.message());
-      self->parser.body_limit(64 * 1024);
-      bhttp::async_read_header(self->stream, self->buf, self->parser,
-                               [self](beast::error_code ec, size_t) { self->onHeader(ec); });
+      self->parse();
     });
   }
 
-  void onHeader(beast::error_code ec) {
-    if (ec) return fail("reading the answer: " + ec.message());
-    auto& head = parser.get();
-    if (head.result_int() != 101) {
-      bhttp::async_read(stream, buf, parser, [self = this->shared_from_this()](beast::error_code, size_t) {
-        self->finish(false);
-      });
-      return;
+  // Until the head is in; a 101 is then finished, anything else also reads its body.
+  void parse() {
+    beast::error_code ec;
+    for (;;) {
+      if (parser.is_header_done() && (parser.get().result_int() == 101 || parser.is_done())) break;
+      if (buf.size() == 0) return readMore();
+      buf.consume(parser.put(buf.data(), ec));
+      if (ec == bhttp::error::need_more) return readMore();
+      if (ec) break;
     }
-    finish(true);
+    if (ec && !parser.is_header_done()) return fail("reading the answer: " + ec.message());
+    finish(parser.get().result_int() == 101);
+  }
+
+  void readMore() {
+    t->readSome(buf.prepare(16 * 1024), [self = shared_from_this()](beast::error_code ec, size_t n) {
+      self->buf.commit(n);
+      if (ec == net::error::eof && self->parser.got_some()) {
+        ec = {};
+        self->parser.put_eof(ec);
+        if (!ec) return self->parse();
+      }
+      if (ec) {
+        if (self->parser.is_header_done()) return self->finish(false);  // the body as far as it came
+        return self->fail("reading the answer: " + ec.message());
+      }
+      self->parse();
+    });
   }
 
   void finish(bool upgraded) {
@@ -92,10 +109,10 @@ struct Exchange : std::enable_shared_from_this<Exchange<Stream>> {
     UpgradeResult r;
     r.response.status = msg.result_int();
     for (auto& f : msg) r.response.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-    beast::get_lowest_layer(stream).expires_never();
+    t->tcp().expires_never();
     if (upgraded) {
       std::string leftover = beast::buffers_to_string(buf.data());
-      r.stream = std::make_shared<AsioByteStream<Stream>>(std::move(stream), std::move(leftover));
+      r.stream = std::make_shared<AsioByteStream>(std::move(t), std::move(leftover));
     } else {
       r.response.body = msg.body();
     }
@@ -147,38 +164,35 @@ Result<UpgradeResult> dialUpgrade(const UpgradeRequest& req) {
   if (ec) return unavailable(req, ec.message());
   auto timeout = std::chrono::seconds(req.timeout_seconds);
 
-  auto run = [&](auto exchange) -> Result<UpgradeResult> {
-    auto future = exchange->done.get_future();
-    auto& lowest = beast::get_lowest_layer(exchange->stream);
-    lowest.expires_after(timeout);
-    lowest.async_connect(endpoints, [exchange](beast::error_code ec, const tcp::endpoint&) {
-      if (ec) return exchange->fail(ec.message());
-      beast::error_code ignored;
-      beast::get_lowest_layer(exchange->stream).socket().set_option(tcp::no_delay(true), ignored);
-      using S = std::decay_t<decltype(exchange->stream)>;
-      if constexpr (std::is_same_v<S, beast::tcp_stream>) {
-        exchange->send();
-      } else {
-        exchange->stream.async_handshake(net::ssl::stream_base::client, [exchange](beast::error_code ec) {
-          if (ec) return exchange->fail("TLS handshake: " + ec.message());
-          exchange->send();
-        });
-      }
+  beast::tcp_stream conn(strand);
+  std::unique_ptr<Transport> transport;
+  if (!req.tls) {
+    transport = plainTransport(std::move(conn));
+  } else {
+    transport = tlsTransport(std::move(conn), *req.tls);
+    SSL* ssl = transport->nativeTls();
+    SSL_set_tlsext_host_name(ssl, req.host.c_str());
+    beast::error_code addrEc;
+    net::ip::make_address(req.host, addrEc);
+    if (!addrEc)
+      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), req.host.c_str());
+    else
+      SSL_set1_host(ssl, req.host.c_str());
+  }
+  auto exchange = std::make_shared<Exchange>(req, std::move(transport));
+  auto future = exchange->done.get_future();
+  auto& lowest = exchange->t->tcp();
+  lowest.expires_after(timeout);
+  lowest.async_connect(endpoints, [exchange](beast::error_code ec, const tcp::endpoint&) {
+    if (ec) return exchange->fail(ec.message());
+    beast::error_code ignored;
+    exchange->t->tcp().socket().set_option(tcp::no_delay(true), ignored);
+    exchange->t->handshake(false, [exchange](beast::error_code ec) {
+      if (ec) return exchange->fail("TLS handshake: " + ec.message());
+      exchange->send();
     });
-    return future.get();  // every path sets it: the stream's timer bounds each step
-  };
-
-  if (!req.tls) return run(std::make_shared<Exchange<beast::tcp_stream>>(req, strand));
-  auto ex = std::make_shared<Exchange<beast::ssl_stream<beast::tcp_stream>>>(req, strand, *req.tls);
-  SSL* ssl = ex->stream.native_handle();
-  SSL_set_tlsext_host_name(ssl, req.host.c_str());
-  beast::error_code addrEc;
-  net::ip::make_address(req.host, addrEc);
-  if (!addrEc)
-    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), req.host.c_str());
-  else
-    SSL_set1_host(ssl, req.host.c_str());
-  return run(ex);
+  });
+  return future.get();  // every path sets it: the stream's timer bounds each step
 }
 
 }  // namespace shepherd::http
