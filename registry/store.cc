@@ -26,7 +26,6 @@ storage::Predicate makePredicate(meta::LabelSelector labels, meta::FieldSelector
 }
 
 constexpr int kMaxUpdateAttempts = 16;
-constexpr size_t kMaxAnnotationBytes = 256 * 1024;
 
 std::string conflictMessage() {
   return "the object has been modified; please apply your changes to the latest version and try again";
@@ -455,16 +454,7 @@ void Store::validateMetadata(const json::Value& obj, apis::FieldErrors& errs) co
       for (auto& p : dns1123Label(ns)) errs.invalid("metadata.namespace", quote(ns), p);
   }
   apis::kinds::validateObjectLabels(*m, "metadata", errs);
-  if (const json::Value* ann = json::find(*m, "annotations"); ann && ann->IsObject()) {
-    size_t total = 0;
-    for (auto& a : ann->GetObject()) {
-      std::string_view k = json::view(a.name);
-      total += k.size() + (a.value.IsString() ? a.value.GetStringLength() : 0);
-      for (auto& p : qualifiedName(k)) errs.invalid("metadata.annotations", quote(k), p);
-    }
-    if (total > kMaxAnnotationBytes)
-      errs.add({"FieldValueTooLong", "Too long: must have at most 262144 bytes", "metadata.annotations"});
-  }
+  apis::kinds::validateAnnotations(json::find(*m, "annotations"), "metadata.annotations", errs);
   if (const json::Value* fin = json::find(*m, "finalizers"); fin && fin->IsArray()) {
     for (rapidjson::SizeType i = 0; i < fin->Size(); ++i) {
       std::string_view f = json::view((*fin)[i]);
