@@ -480,3 +480,43 @@ TEST(ApiServerLeases, TheOnlyServerOfAnEmbeddedStoreDropsLeftoverLeasesAtOnce) {
   ASSERT_TRUE(after.reconcile().ok());
   EXPECT_EQ(e.storage->currentRevision(), rev);
 }
+
+// G3: the allocator's IP family checks on this single-stack IPv4 cluster.
+TEST(Store, ServiceIPFamiliesOnAnIPv4Cluster) {
+  Env e;
+  Store& svcs = e.store("", "services");
+  auto create = [&](const std::string& name, const std::string& spec) -> std::string {
+    auto d = doc(R"({"metadata":{"name":")" + name + R"("},"spec":)" + spec + "}");
+    auto r = svcs.create("default", d, {});
+    return r.ok() ? "" : std::to_string(r.error().code) + " " + r.error().message;
+  };
+  EXPECT_EQ(
+      create("a", R"({"ipFamilies":["IPv6"],"ports":[{"port":80}]})"),
+      "422 Service \"a\" is invalid: spec.ipFamilies[0]: Invalid value: \"IPv6\": not configured on this "
+      "cluster");
+  EXPECT_EQ(create("b", R"({"ipFamilyPolicy":"RequireDualStack","ports":[{"port":80}]})"),
+            "422 Service \"b\" is invalid: spec.ipFamilyPolicy: Invalid value: \"RequireDualStack\": this "
+            "cluster is "
+            "not configured for dual-stack services");
+  EXPECT_EQ(
+      create("c", R"({"ipFamilyPolicy":"SingleStack","ipFamilies":["IPv4","IPv6"],"ports":[{"port":80}]})"),
+      "422 Service \"c\" is invalid: spec.ipFamilyPolicy: Invalid value: \"SingleStack\": must be "
+      "'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified");
+  EXPECT_EQ(
+      create("d", R"({"clusterIP":"fd00::10","ports":[{"port":80}]})"),
+      "422 Service \"d\" is invalid: spec.clusterIPs[0]: Invalid value: []string{\"fd00::10\"}: IPv6 is not "
+      "configured on this cluster");
+  EXPECT_EQ(
+      create("e", R"({"ipFamilies":["IPv5","IPv5"],"ports":[{"port":80}]})"),
+      "422 Service \"e\" is invalid: [spec.ipFamilies[0]: Unsupported value: \"IPv5\": supported values: "
+      "\"IPv4\", \"IPv6\", spec.ipFamilies[1]: Unsupported value: \"IPv5\": supported values: \"IPv4\", "
+      "\"IPv6\", spec.ipFamilies[1]: Duplicate value: \"IPv5\"]");
+  // PreferDualStack stays single-family; a headless service without selector asks for both.
+  EXPECT_EQ(create("f", R"({"ipFamilyPolicy":"PreferDualStack","ports":[{"port":80}]})"), "");
+  EXPECT_EQ(create("g", R"({"clusterIP":"None"})"), "");
+  auto g = svcs.get("default", "g");
+  ASSERT_TRUE(g.ok());
+  auto go = obj(g.value());
+  EXPECT_EQ(json::getStringPath(go, {"spec", "ipFamilyPolicy"}), "RequireDualStack");
+  EXPECT_EQ(json::serialize(*json::findPath(go, {"spec", "ipFamilies"})), R"(["IPv4","IPv6"])");
+}
