@@ -520,3 +520,39 @@ TEST(Store, ServiceIPFamiliesOnAnIPv4Cluster) {
   EXPECT_EQ(json::getStringPath(go, {"spec", "ipFamilyPolicy"}), "RequireDualStack");
   EXPECT_EQ(json::serialize(*json::findPath(go, {"spec", "ipFamilies"})), R"(["IPv4","IPv6"])");
 }
+
+// M1-M4, M6: metadata rules and paths.
+TEST(Store, MetadataFinalizersOwnersAndGenerateName) {
+  Env e;
+  Store& cms = e.store("", "configmaps");
+  auto create = [&](const std::string& meta) -> std::string {
+    auto d = doc(R"({"metadata":)" + meta + "}");
+    auto r = cms.create("default", d, {});
+    return r.ok() ? "" : r.error().message;
+  };
+  EXPECT_EQ(
+      create(R"({"name":"a","finalizers":["cleanup","a b/c"]})"),
+      "ConfigMap \"a\" is invalid: [metadata.finalizers: Invalid value: \"a b/c\": prefix part a lowercase "
+      "RFC "
+      "1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+      "with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+      "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), metadata.finalizers[0]: Invalid "
+      "value: \"cleanup\": name is neither a standard finalizer name nor is it fully qualified]");
+  EXPECT_EQ(create(R"({"name":"b","finalizers":["orphan","foregroundDeletion"]})"),
+            "ConfigMap \"b\" is invalid: metadata.finalizers: Invalid value: []string{\"orphan\", "
+            "\"foregroundDeletion\"}: finalizer orphan and foregroundDeletion cannot be both set");
+  EXPECT_EQ(
+      create(R"({"name":"c","ownerReferences":[{"apiVersion":"v1","kind":"Event","name":"e","uid":"u"},
+      {"apiVersion":"","kind":"ReplicaSet","name":"r","uid":"u2"}]})"),
+      "ConfigMap \"c\" is invalid: [metadata.ownerReferences: Invalid value: "
+      "&OwnerReference{Kind:Event,Name:e,"
+      "UID:u,APIVersion:v1,Controller:nil,BlockOwnerDeletion:nil,}: /v1, Kind=Event is disallowed from being "
+      "an owner, metadata.ownerReferences.apiVersion: Invalid value: \"\": version must not be empty]");
+  std::string generated = create(R"({"generateName":"Foo-"})");
+  EXPECT_NE(generated.find("[metadata.generateName: Invalid value: \"Foo-\": a lowercase RFC 1123 subdomain"),
+            std::string::npos)
+      << generated;
+  EXPECT_NE(generated.find(", metadata.name: Invalid value: \"Foo-"), std::string::npos) << generated;
+  // Annotation keys are checked lowercased.
+  EXPECT_EQ(create(R"({"name":"d","annotations":{"Example.com/Foo":"x"}})"), "");
+}
