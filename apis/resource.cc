@@ -36,6 +36,10 @@ void FieldErrors::duplicate(const std::string& field, const std::string& value_r
   causes_.push_back({"FieldValueDuplicate", "Duplicate value: " + value_repr, field});
 }
 
+void FieldErrors::notFound(const std::string& field, const std::string& value_repr) {
+  causes_.push_back({"FieldValueNotFound", "Not found: " + value_repr, field});
+}
+
 void FieldErrors::forbidden(const std::string& field, const std::string& detail) {
   causes_.push_back({"FieldValueForbidden", "Forbidden: " + detail, field});
 }

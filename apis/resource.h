@@ -34,6 +34,8 @@ class FieldErrors {
   void notSupported(const std::string& field, const std::string& value,
                     const std::vector<std::string>& supported);
   void duplicate(const std::string& field, const std::string& value_repr);
+  // `Not found: <value_repr>`: a reference to something the object does not define.
+  void notFound(const std::string& field, const std::string& value_repr);
   void forbidden(const std::string& field, const std::string& detail);
   void tooLong(const std::string& field, size_t max);
   void add(StatusCause c) { causes_.push_back(std::move(c)); }

@@ -4,9 +4,11 @@
 #include <cstdlib>
 #include <set>
 
+#include "common/base64.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/yaml_json.h"
+#include "meta/quantity.h"
 
 namespace shepherd::embedded {
 std::string_view schema_yaml();
@@ -52,14 +54,20 @@ std::string describe(const SchemaNode* n) {
   const SchemaNode* r = n->resolved();
   if (!r->go_type.empty()) return r->go_type;
   switch (r->type) {
-    case SchemaNode::Type::String: return "string";
-    case SchemaNode::Type::Integer: return r->format == "int32" ? "int32" : "int64";
-    case SchemaNode::Type::Number: return "float64";
-    case SchemaNode::Type::Boolean: return "bool";
-    case SchemaNode::Type::Array: return "[]" + (r->items ? describe(r->items) : std::string("interface {}"));
+    case SchemaNode::Type::String:
+      return "string";
+    case SchemaNode::Type::Integer:
+      return r->format == "int32" ? "int32" : "int64";
+    case SchemaNode::Type::Number:
+      return "float64";
+    case SchemaNode::Type::Boolean:
+      return "bool";
+    case SchemaNode::Type::Array:
+      return "[]" + (r->items ? describe(r->items) : std::string("interface {}"));
     case SchemaNode::Type::Object:
       return r->additional ? "map[string]" + describe(r->additional) : "struct";
-    case SchemaNode::Type::Any: return "interface {}";
+    case SchemaNode::Type::Any:
+      return "interface {}";
   }
   return "?";
 }
@@ -95,21 +103,25 @@ SchemaNode* SchemaRegistry::build(const json::Value& s) {
   if (auto* ref = json::find(s, "$ref"); ref && ref->IsString()) n->ref = json::view(*ref);
   std::string_view type = json::getString(s, "type");
   n->format = json::getString(s, "format");
-  if (type == "object") n->type = SchemaNode::Type::Object;
-  else if (type == "array") n->type = SchemaNode::Type::Array;
-  else if (type == "string") n->type = SchemaNode::Type::String;
-  else if (type == "integer") n->type = SchemaNode::Type::Integer;
-  else if (type == "number") n->type = SchemaNode::Type::Number;
-  else if (type == "boolean") n->type = SchemaNode::Type::Boolean;
+  if (type == "object")
+    n->type = SchemaNode::Type::Object;
+  else if (type == "array")
+    n->type = SchemaNode::Type::Array;
+  else if (type == "string")
+    n->type = SchemaNode::Type::String;
+  else if (type == "integer")
+    n->type = SchemaNode::Type::Integer;
+  else if (type == "number")
+    n->type = SchemaNode::Type::Number;
+  else if (type == "boolean")
+    n->type = SchemaNode::Type::Boolean;
   if (n->format == "int-or-string" || n->format == "quantity") n->type = SchemaNode::Type::Any;
   if (auto* props = json::find(s, "properties"); props && props->IsObject()) {
     if (n->type == SchemaNode::Type::Any) n->type = SchemaNode::Type::Object;
-    for (auto& m : props->GetObject())
-      n->properties.emplace(std::string(json::view(m.name)), build(m.value));
+    for (auto& m : props->GetObject()) n->properties.emplace(std::string(json::view(m.name)), build(m.value));
   }
   if (auto* items = json::find(s, "items")) n->items = build(*items);
-  if (auto* add = json::find(s, "additionalProperties"); add && add->IsObject())
-    n->additional = build(*add);
+  if (auto* add = json::find(s, "additionalProperties"); add && add->IsObject()) n->additional = build(*add);
   n->preserve_unknown = json::getBool(s, "x-kubernetes-preserve-unknown-fields");
   n->patch_merge_key = json::getString(s, "x-kubernetes-patch-merge-key");
   n->patch_strategy = json::getString(s, "x-kubernetes-patch-strategy");
@@ -125,8 +137,7 @@ SchemaNode* SchemaRegistry::build(const json::Value& s) {
   return n;
 }
 
-std::unique_ptr<SchemaRegistry> SchemaRegistry::fromYaml(std::string_view yaml,
-                                                        std::string& error) {
+std::unique_ptr<SchemaRegistry> SchemaRegistry::fromYaml(std::string_view yaml, std::string& error) {
   auto reg = std::unique_ptr<SchemaRegistry>(new SchemaRegistry());
   reg->raw_.SetObject();
   auto& a = reg->raw_.GetAllocator();
@@ -219,6 +230,9 @@ void SchemaRegistry::check(const json::Value& root_value, const SchemaNode* root
         if (s->format == "int-or-string" || s->format == "quantity") {
           if (!f.v->IsString() && !f.v->IsNumber()) mismatch();
         }
+        if (s->format == "quantity" && f.v->IsString())
+          if (auto err = meta::quantityDecodeError(json::view(*f.v)))
+            findings.push_back({SchemaFinding::Kind::TypeMismatch, f.path, *err, true});
         continue;
       case SchemaNode::Type::String:
         if (!f.v->IsString()) {
@@ -226,7 +240,13 @@ void SchemaRegistry::check(const json::Value& root_value, const SchemaNode* root
         } else if (s->format == "date-time" && !clock::isRfc3339(json::view(*f.v))) {
           findings.push_back({SchemaFinding::Kind::TypeMismatch, f.path,
                               "parsing time \"" + std::string(json::view(*f.v)) +
-                                  "\" as \"2006-01-02T15:04:05Z07:00\": cannot parse it as RFC 3339"});
+                                  "\" as \"2006-01-02T15:04:05Z07:00\": cannot parse it as RFC 3339",
+                              true});
+        } else if (s->format == "byte") {
+          // []byte: Go's standard base64 decoder.
+          if (auto b = checkStdBase64(json::view(*f.v)); !b.ok)
+            findings.push_back({SchemaFinding::Kind::TypeMismatch, f.path,
+                                "illegal base64 data at input byte " + std::to_string(b.corrupt_at)});
         }
         continue;
       case SchemaNode::Type::Boolean:
@@ -266,8 +286,8 @@ void SchemaRegistry::check(const json::Value& root_value, const SchemaNode* root
           std::string_view key = json::view(m.name);
           std::string child = f.path.empty() ? std::string(key) : f.path + "." + std::string(key);
           if (!seen.insert(key).second) {
-            findings.push_back({SchemaFinding::Kind::DuplicateField, child,
-                                "duplicate field \"" + child + "\""});
+            findings.push_back(
+                {SchemaFinding::Kind::DuplicateField, child, "duplicate field \"" + child + "\""});
             continue;
           }
           if (s->additional) {
@@ -277,8 +297,8 @@ void SchemaRegistry::check(const json::Value& root_value, const SchemaNode* root
           auto it = s->properties.find(key);
           if (it == s->properties.end()) {
             if (!s->preserve_unknown)
-              findings.push_back({SchemaFinding::Kind::UnknownField, child,
-                                  "unknown field \"" + child + "\""});
+              findings.push_back(
+                  {SchemaFinding::Kind::UnknownField, child, "unknown field \"" + child + "\""});
             continue;
           }
           children.push_back({&m.value, it->second, child});

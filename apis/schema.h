@@ -18,19 +18,19 @@ namespace shepherd::apis {
 struct SchemaNode {
   enum class Type { Any, Object, Array, String, Integer, Number, Boolean };
   Type type = Type::Any;
-  std::string format;        // int32, int64, date-time, byte, int-or-string, quantity
-  std::string ref;           // definition name when this node is a reference
+  std::string format;                  // int32, int64, date-time, byte, int-or-string, quantity
+  std::string ref;                     // definition name when this node is a reference
   const SchemaNode* target = nullptr;  // resolved ref
   std::map<std::string, const SchemaNode*, std::less<>> properties;
   const SchemaNode* items = nullptr;       // arrays
   const SchemaNode* additional = nullptr;  // maps (additionalProperties)
   bool preserve_unknown = false;
-  std::string patch_merge_key;   // x-kubernetes-patch-merge-key
-  std::string patch_strategy;    // x-kubernetes-patch-strategy, e.g. "merge,retainKeys"
-  std::string list_type;         // x-kubernetes-list-type
+  std::string patch_merge_key;  // x-kubernetes-patch-merge-key
+  std::string patch_strategy;   // x-kubernetes-patch-strategy, e.g. "merge,retainKeys"
+  std::string list_type;        // x-kubernetes-list-type
   std::vector<std::string> list_map_keys;
-  std::string map_type;          // x-kubernetes-map-type ("atomic" or "granular")
-  std::string go_type;           // for messages, e.g. "v1.Container"
+  std::string map_type;  // x-kubernetes-map-type ("atomic" or "granular")
+  std::string go_type;   // for messages, e.g. "v1.Container"
 
   // Follows references; never null for a loaded schema.
   const SchemaNode* resolved() const { return target ? target->resolved() : this; }
@@ -48,6 +48,9 @@ struct SchemaFinding {
   Kind kind;
   std::string path;     // spec.containers[0].imagee
   std::string message;  // unknown field "spec.containers[0].imagee"
+  // Raised by a type's own decoder (quantities, times): Go's decoder stops there, so
+  // this error wins over type mismatches it had noted earlier.
+  bool stops_decoding = false;
 };
 
 // Thread-safety: immutable after load(); safe to share.
@@ -64,9 +67,9 @@ class SchemaRegistry {
   const json::Document& rawDefinitions() const { return raw_; }
 
   // Walks `obj` against the schema of `definition`: unknown fields (unless the schema
-  // preserves them), duplicate keys, and values of the wrong JSON type.
-  void check(const json::Value& obj, const SchemaNode* root,
-             std::vector<SchemaFinding>& findings) const;
+  // preserves them), duplicate keys, and values the typed decoder refuses (wrong JSON
+  // type, bad base64 in []byte fields, malformed quantities and times).
+  void check(const json::Value& obj, const SchemaNode* root, std::vector<SchemaFinding>& findings) const;
 
   // Drops what a typed decoder would drop: unknown fields (where the schema does not
   // preserve them) and all but the last of duplicated keys.

@@ -77,4 +77,49 @@ std::optional<std::string> base64UrlDecodeStrict(std::string_view in) {
   return decode(in, true);
 }
 
+StdBase64Check checkStdBase64(std::string_view src) {
+  auto isAlpha = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
+  };
+  auto newline = [](char c) { return c == '\n' || c == '\r'; };
+  StdBase64Check r;
+  auto fail = [&r](size_t at) {
+    r.ok = false;
+    r.corrupt_at = at;
+    return r;
+  };
+  size_t si = 0;
+  // One quantum of four characters at a time, as Go's decodeQuantum.
+  while (si < src.size()) {
+    int j = 0;
+    int dlen = 4;
+    for (; j < 4; ++j) {
+      if (si == src.size()) {
+        if (j == 0) return r;
+        return fail(si - static_cast<size_t>(j));
+      }
+      char in = src[si++];
+      if (isAlpha(in)) continue;
+      if (newline(in)) {
+        --j;
+        continue;
+      }
+      if (in != '=') return fail(si - 1);
+      if (j < 2) return fail(si - 1);
+      if (j == 2) {  // "==" expected
+        while (si < src.size() && newline(src[si])) ++si;
+        if (si == src.size()) return fail(src.size());
+        if (src[si] != '=') return fail(si - 1);
+        ++si;
+      }
+      while (si < src.size() && newline(src[si])) ++si;
+      if (si < src.size()) return fail(si);  // trailing garbage
+      dlen = j;
+      break;
+    }
+    r.decoded += static_cast<size_t>(dlen - 1);
+  }
+  return r;
+}
+
 }  // namespace shepherd

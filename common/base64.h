@@ -14,4 +14,15 @@ std::optional<std::string> base64Decode(std::string_view in);
 // whitespace, other characters or non-zero trailing bits.
 std::optional<std::string> base64UrlDecodeStrict(std::string_view in);
 
+// Go's base64.StdEncoding.Decode, as the API server decodes []byte fields (Secret data,
+// ConfigMap binaryData): padding required, line breaks skipped. `decoded` is the
+// decoded length when ok; otherwise `corrupt_at` is the offset Go's CorruptInputError
+// names ("illegal base64 data at input byte N").
+struct StdBase64Check {
+  bool ok = true;
+  size_t decoded = 0;
+  size_t corrupt_at = 0;
+};
+StdBase64Check checkStdBase64(std::string_view in);
+
 }  // namespace shepherd

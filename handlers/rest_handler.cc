@@ -67,9 +67,13 @@ Status checkAgainstSchema(json::Document& doc, const apis::Resource& r, FieldVal
   schemas.check(doc, root, findings);
   std::string prefix = r.kind + " in version \"" + r.version + "\" cannot be handled as a " + r.kind + ": ";
   std::string strict;
+  // The first decode error, unless a later one stopped the decoder (as Go's does).
+  const apis::SchemaFinding* decodeError = nullptr;
   for (const auto& f : findings) {
-    if (f.kind == apis::SchemaFinding::Kind::TypeMismatch) return ApiError::badRequest(prefix + f.message);
+    if (f.kind != apis::SchemaFinding::Kind::TypeMismatch) continue;
+    if (!decodeError || (f.stops_decoding && !decodeError->stops_decoding)) decodeError = &f;
   }
+  if (decodeError) return ApiError::badRequest(prefix + decodeError->message);
   for (const auto& f : findings) {
     if (fv == FieldValidation::Strict)
       strict += (strict.empty() ? "" : ", ") + f.message;

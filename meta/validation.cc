@@ -1,6 +1,9 @@
 #include "meta/validation.h"
 
+#include <arpa/inet.h>
+
 #include <cstdio>
+#include <cstring>
 
 namespace shepherd::meta::validation {
 
@@ -221,16 +224,15 @@ std::vector<std::string> qualifiedName(std::string_view v) {
       for (auto& e : dns1123Subdomain(prefix)) errs.push_back("prefix part " + e);
     }
   }
-  if (name.empty()) {
+  // An empty name part also fails the pattern: upstream reports both.
+  if (name.empty())
     errs.push_back("name part must be non-empty");
-  } else {
-    if (name.size() > 63) errs.push_back("name part " + maxLen(63));
-    if (!matches(name, kQualifiedNameFmt))
-      errs.push_back("name part " +
-                     regexError("must consist of alphanumeric characters, '-', '_' or '.', and "
-                                "must start and end with an alphanumeric character",
-                                kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}));
-  }
+  else if (name.size() > 63)
+    errs.push_back("name part " + maxLen(63));
+  if (!matches(name, kQualifiedNameFmt))
+    errs.push_back("name part " + regexError("must consist of alphanumeric characters, '-', '_' or '.', and "
+                                             "must start and end with an alphanumeric character",
+                                             kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}));
   return errs;
 }
 
@@ -257,6 +259,146 @@ std::vector<std::string> configMapKey(std::string_view v) {
     errs.push_back("must not be '..'");
   else if (v.substr(0, 2) == "..")
     errs.push_back("must not start with '..'");
+  return errs;
+}
+
+std::vector<std::string> portName(std::string_view v) {
+  std::vector<std::string> errs;
+  if (v.size() > 15) errs.push_back(maxLen(15));
+  bool charset = !v.empty(), letter = false;
+  for (char c : v) {
+    if (!lowerAlnum(c) && c != '-') charset = false;
+    if (c >= 'a' && c <= 'z') letter = true;
+  }
+  if (!charset) errs.push_back("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
+  if (!letter) errs.push_back("must contain at least one letter (a-z)");
+  if (v.find("--") != std::string_view::npos) errs.push_back("must not contain consecutive hyphens");
+  if (!v.empty() && (v.front() == '-' || v.back() == '-'))
+    errs.push_back("must not begin or end with a hyphen");
+  return errs;
+}
+
+std::vector<std::string> envVarName(std::string_view v) {
+  std::vector<std::string> errs;
+  bool ok = !v.empty() && !(v.front() >= '0' && v.front() <= '9');
+  for (char c : v)
+    if (!alnum(c) && c != '-' && c != '.' && c != '_') ok = false;
+  if (!ok)
+    errs.push_back(
+        regexError("a valid environment variable name must consist of alphabetic characters, digits, "
+                   "'_', '-', or '.', and must not start with a digit",
+                   "[-._a-zA-Z][-._a-zA-Z0-9]*", {"my.env-name", "MY_ENV.NAME", "MyEnvName1"}));
+  if (v == ".")
+    errs.push_back("must not be '.'");
+  else if (v == "..")
+    errs.push_back("must not be '..'");
+  else if (v.substr(0, 2) == "..")
+    errs.push_back("must not start with '..'");
+  return errs;
+}
+
+std::vector<std::string> httpHeaderName(std::string_view v) {
+  bool ok = !v.empty();
+  for (char c : v)
+    if (!alnum(c) && c != '-') ok = false;
+  if (ok) return {};
+  return {regexError("a valid HTTP header must consist of alphanumeric characters or '-'", "[-A-Za-z0-9]+",
+                     {"X-Header-Name"})};
+}
+
+std::string inclusiveRange(int64_t lo, int64_t hi) {
+  return "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", inclusive";
+}
+
+namespace {
+
+// Dotted decimal with up to 255 per part; leading zeros allowed (ParseIPSloppy).
+bool parseIPv4(std::string_view v, unsigned char out[4]) {
+  int part = 0;
+  size_t i = 0;
+  while (part < 4) {
+    size_t start = i;
+    unsigned n = 0;
+    while (i < v.size() && v[i] >= '0' && v[i] <= '9') {
+      n = n * 10 + static_cast<unsigned>(v[i] - '0');
+      if (n > 255) return false;
+      ++i;
+    }
+    if (i == start) return false;
+    out[part++] = static_cast<unsigned char>(n);
+    if (part < 4) {
+      if (i >= v.size() || v[i] != '.') return false;
+      ++i;
+    }
+  }
+  return i == v.size();
+}
+
+// 16 bytes; IPv4 addresses as IPv4-mapped IPv6, as Go holds them.
+bool parseIP(std::string_view v, unsigned char out[16], int& family) {
+  unsigned char v4[4];
+  if (parseIPv4(v, v4)) {
+    std::memset(out, 0, 10);
+    out[10] = out[11] = 0xff;
+    std::memcpy(out + 12, v4, 4);
+    family = 4;
+    return true;
+  }
+  if (v.find(':') == std::string_view::npos || v.size() > 45) return false;
+  if (inet_pton(AF_INET6, std::string(v).c_str(), out) != 1) return false;
+  family = 6;
+  return true;
+}
+
+bool isV4Mapped(const unsigned char ip[16]) {
+  for (int i = 0; i < 10; ++i)
+    if (ip[i]) return false;
+  return ip[10] == 0xff && ip[11] == 0xff;
+}
+
+}  // namespace
+
+int ipFamily(std::string_view v) {
+  unsigned char ip[16];
+  int family = 0;
+  return parseIP(v, ip, family) ? family : 0;
+}
+
+bool isCIDR(std::string_view v) {
+  auto slash = v.find('/');
+  if (slash == std::string_view::npos) return false;
+  int family = ipFamily(v.substr(0, slash));
+  std::string_view bits = v.substr(slash + 1);
+  if (!family || bits.empty() || bits.size() > 3) return false;
+  int n = 0;
+  for (char c : bits) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + (c - '0');
+  }
+  return n <= (family == 4 ? 32 : 128);
+}
+
+std::vector<std::string> nonSpecialIP(std::string_view v) {
+  unsigned char ip[16];
+  int family = 0;
+  if (!parseIP(v, ip, family)) return {"must be a valid IP address"};
+  std::vector<std::string> errs;
+  bool v4 = isV4Mapped(ip);
+  bool zero = true;
+  for (int i = v4 ? 12 : 0; i < 16; ++i)
+    if (ip[i]) zero = false;
+  if (zero) errs.push_back("may not be unspecified (" + std::string(v) + ")");
+  bool loopback = v4 ? ip[12] == 127 : [&] {
+    for (int i = 0; i < 15; ++i)
+      if (ip[i]) return false;
+    return ip[15] == 1;
+  }();
+  if (loopback) errs.push_back("may not be in the loopback range (127.0.0.0/8, ::1/128)");
+  bool linkLocal = v4 ? (ip[12] == 169 && ip[13] == 254) : (ip[0] == 0xfe && (ip[1] & 0xc0) == 0x80);
+  if (linkLocal) errs.push_back("may not be in the link-local range (169.254.0.0/16, fe80::/10)");
+  bool llMulticast =
+      v4 ? (ip[12] == 224 && ip[13] == 0 && ip[14] == 0) : (ip[0] == 0xff && (ip[1] & 0x0f) == 0x02);
+  if (llMulticast) errs.push_back("may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)");
   return errs;
 }
 

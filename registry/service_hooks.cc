@@ -1,5 +1,7 @@
 // The Service store's side effects: cluster IPs and node ports are allocated on create,
 // kept across updates that omit them (as upstream), and released on delete.
+#include "apis/kinds/kinds.h"
+#include "meta/validation.h"
 #include "registry/registry.h"
 
 namespace shepherd::registry {
@@ -27,7 +29,8 @@ void releaseAll(ServiceAllocator& alloc, const json::Value& obj) {
 
 ApiError allocationError(const std::string& name, const std::string& field, const std::string& value,
                          const std::string& detail) {
-  return ApiError::invalid("", "Service", name, {{"FieldValueInvalid", "Invalid value: " + value + ": " + detail, field}});
+  return ApiError::invalid("", "Service", name,
+                           {{"FieldValueInvalid", "Invalid value: " + value + ": " + detail, field}});
 }
 
 Status allocatePorts(ServiceAllocator& alloc, json::Value& spec, json::Allocator& a, const std::string& name,
@@ -59,12 +62,58 @@ Status allocatePorts(ServiceAllocator& alloc, json::Value& spec, json::Allocator
     auto port = alloc.allocatePort(requested);
     if (!port) {
       for (int t : taken) alloc.releasePort(t);
-      return allocationError(name, "spec.ports[" + std::to_string(i) + "].nodePort", std::to_string(requested),
-                             port.error().message);
+      return allocationError(name, "spec.ports[" + std::to_string(i) + "].nodePort",
+                             std::to_string(requested), port.error().message);
     }
     taken.push_back(port.value());
     json::set(p, "nodePort", json::Value(port.value()), a);
   }
+  return okStatus();
+}
+
+// The IP family checks upstream's allocator makes before it allocates (initIPFamilyFields)
+// on this single-stack IPv4 cluster: the fields must hang together, may not ask for two
+// families, and may not name IPv6.
+Status checkIPFamilies(const json::Value& spec, const std::string& name) {
+  if (json::getString(spec, "type") == "ExternalName") return okStatus();
+  apis::FieldErrors errs;
+  apis::kinds::validateServiceClusterIPs(spec, errs);
+  if (!errs.empty()) return ApiError::invalid("", "Service", name, std::move(errs.causes()));
+  using meta::validation::quote;
+  std::string_view policy = json::getString(spec, "ipFamilyPolicy");
+  std::vector<std::string> ips, families;
+  if (const json::Value* l = json::find(spec, "clusterIPs"); l && l->IsArray())
+    for (auto& ip : l->GetArray()) ips.emplace_back(ip.IsString() ? json::view(ip) : "");
+  if (const json::Value* l = json::find(spec, "ipFamilies"); l && l->IsArray())
+    for (auto& f : l->GetArray()) families.emplace_back(f.IsString() ? json::view(f) : "");
+  if (policy == "SingleStack") {
+    if (ips.size() == 2)
+      errs.invalid("spec.ipFamilyPolicy", quote(policy),
+                   "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified");
+    if (families.size() == 2)
+      errs.invalid("spec.ipFamilyPolicy", quote(policy),
+                   "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified");
+  }
+  std::string repr = "[]string{";
+  for (size_t i = 0; i < ips.size(); ++i) repr += (i ? ", " : "") + quote(ips[i]);
+  repr += "}";
+  for (size_t i = 0; i < ips.size() && ips[i] != "None"; ++i)
+    if (i >= families.size() && meta::validation::ipFamily(ips[i]) == 6)
+      errs.invalid("spec.clusterIPs[" + std::to_string(i) + "]", repr,
+                   "IPv6 is not configured on this cluster");
+  if (!errs.empty()) return ApiError::invalid("", "Service", name, std::move(errs.causes()));
+  // A headless service without selector may name both families.
+  const json::Value* sel = json::find(spec, "selector");
+  if (json::getString(spec, "clusterIP") == "None" && (!sel || !sel->IsObject() || sel->MemberCount() == 0))
+    return okStatus();
+  if (policy == "RequireDualStack")
+    errs.invalid("spec.ipFamilyPolicy", quote(policy),
+                 "this cluster is not configured for dual-stack services");
+  for (size_t i = 0; i < families.size(); ++i)
+    if (families[i] != "IPv4")
+      errs.invalid("spec.ipFamilies[" + std::to_string(i) + "]", quote(families[i]),
+                   "not configured on this cluster");
+  if (!errs.empty()) return ApiError::invalid("", "Service", name, std::move(errs.causes()));
   return okStatus();
 }
 
@@ -94,6 +143,7 @@ void Registry::wireServiceHooks(Store& services) {
     auto& a = obj.GetAllocator();
     std::string name(json::getStringPath(obj, {"metadata", "name"}));
     json::Value& spec = json::ensureObject(obj, "spec", a);
+    if (auto st = checkIPFamilies(spec, name); !st) return st;
     if (json::getString(spec, "clusterIP") == "None") {
       json::Value ips(rapidjson::kArrayType);
       ips.PushBack("None", a);
@@ -105,7 +155,8 @@ void Registry::wireServiceHooks(Store& services) {
           requested = json::view((*ips)[0]);
       auto ip = alloc.allocateIP(requested);
       if (!ip)
-        return allocationError(name, "spec.clusterIPs", "[]string{\"" + requested + "\"}", ip.error().message);
+        return allocationError(name, "spec.clusterIPs", "[]string{\"" + requested + "\"}",
+                               ip.error().message);
       json::setString(spec, "clusterIP", ip.value(), a);
       json::Value ips(rapidjson::kArrayType);
       ips.PushBack(json::str(ip.value(), a), a);
@@ -129,16 +180,20 @@ void Registry::wireServiceHooks(Store& services) {
     json::Value& spec = json::ensureObject(obj, "spec", a);
     const json::Value* oldSpec = json::find(old, "spec");
     if (oldSpec && json::getString(spec, "clusterIP").empty() && wantsClusterIP(spec)) {
-      if (const json::Value* ip = json::find(*oldSpec, "clusterIP")) json::set(spec, "clusterIP", json::Value(*ip, a), a);
-      if (const json::Value* ips = json::find(*oldSpec, "clusterIPs")) json::set(spec, "clusterIPs", json::Value(*ips, a), a);
+      if (const json::Value* ip = json::find(*oldSpec, "clusterIP"))
+        json::set(spec, "clusterIP", json::Value(*ip, a), a);
+      if (const json::Value* ips = json::find(*oldSpec, "clusterIPs"))
+        json::set(spec, "clusterIPs", json::Value(*ips, a), a);
     }
+    if (auto st = checkIPFamilies(spec, name); !st) return st;
     if (needsNodePorts(spec) && !dry_run) {
       std::vector<int> taken;
       if (auto st = allocatePorts(alloc, spec, a, name, oldSpec, taken); !st) return st;
     } else if (!needsNodePorts(spec)) {
       if (json::Value* ports = json::find(spec, "ports"); ports && ports->IsArray())
         for (auto& p : ports->GetArray()) {
-          if (auto np = json::getInt(p, "nodePort"); np && *np && !dry_run) alloc.releasePort(static_cast<int>(*np));
+          if (auto np = json::getInt(p, "nodePort"); np && *np && !dry_run)
+            alloc.releasePort(static_cast<int>(*np));
           json::remove(p, "nodePort");
         }
     }

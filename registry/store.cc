@@ -26,7 +26,6 @@ storage::Predicate makePredicate(meta::LabelSelector labels, meta::FieldSelector
 }
 
 constexpr int kMaxUpdateAttempts = 16;
-constexpr size_t kMaxAnnotationBytes = 256 * 1024;
 
 std::string conflictMessage() {
   return "the object has been modified; please apply your changes to the latest version and try again";
@@ -426,26 +425,29 @@ void Store::validateMetadata(const json::Value& obj, apis::FieldErrors& errs) co
     errs.required("metadata.name", "name or generateName is required");
     return;
   }
+  auto nameProblems = [this](std::string name, bool prefix) {
+    // A generateName prefix may end in '-': upstream masks it before checking.
+    if (prefix && !name.empty() && name.back() == '-') name.back() = 'a';
+    switch (resource_->strategy->nameRule()) {
+      case apis::Strategy::NameRule::Subdomain:
+        return dns1123Subdomain(name);
+      case apis::Strategy::NameRule::Label:
+        return dns1123Label(name);
+      case apis::Strategy::NameRule::Label1035:
+        return dns1035Label(name);
+      case apis::Strategy::NameRule::PathSegment:
+        return prefix ? std::vector<std::string>{} : pathSegmentName(name);
+    }
+    return std::vector<std::string>{};
+  };
+  std::string generate(json::getString(*m, "generateName"));
+  if (!generate.empty())
+    for (auto& p : nameProblems(generate, true)) errs.invalid("metadata.generateName", quote(generate), p);
   std::string name(json::getString(*m, "name"));
   if (name.empty()) {
     errs.required("metadata.name", "name or generateName is required");
   } else {
-    std::vector<std::string> problems;
-    switch (resource_->strategy->nameRule()) {
-      case apis::Strategy::NameRule::Subdomain:
-        problems = dns1123Subdomain(name);
-        break;
-      case apis::Strategy::NameRule::Label:
-        problems = dns1123Label(name);
-        break;
-      case apis::Strategy::NameRule::Label1035:
-        problems = dns1035Label(name);
-        break;
-      case apis::Strategy::NameRule::PathSegment:
-        problems = pathSegmentName(name);
-        break;
-    }
-    for (auto& p : problems) errs.invalid("metadata.name", quote(name), p);
+    for (auto& p : nameProblems(name, false)) errs.invalid("metadata.name", quote(name), p);
   }
   if (resource_->namespaced) {
     std::string ns(json::getString(*m, "namespace"));
@@ -455,37 +457,85 @@ void Store::validateMetadata(const json::Value& obj, apis::FieldErrors& errs) co
       for (auto& p : dns1123Label(ns)) errs.invalid("metadata.namespace", quote(ns), p);
   }
   apis::kinds::validateObjectLabels(*m, "metadata", errs);
-  if (const json::Value* ann = json::find(*m, "annotations"); ann && ann->IsObject()) {
-    size_t total = 0;
-    for (auto& a : ann->GetObject()) {
-      std::string_view k = json::view(a.name);
-      total += k.size() + (a.value.IsString() ? a.value.GetStringLength() : 0);
-      for (auto& p : qualifiedName(k)) errs.invalid("metadata.annotations", quote(k), p);
-    }
-    if (total > kMaxAnnotationBytes)
-      errs.add({"FieldValueTooLong", "Too long: must have at most 262144 bytes", "metadata.annotations"});
-  }
-  if (const json::Value* fin = json::find(*m, "finalizers"); fin && fin->IsArray()) {
-    for (rapidjson::SizeType i = 0; i < fin->Size(); ++i) {
-      std::string_view f = json::view((*fin)[i]);
-      for (auto& p : qualifiedName(f))
-        errs.invalid("metadata.finalizers[" + std::to_string(i) + "]", quote(f), p);
-    }
-  }
+  apis::kinds::validateAnnotations(json::find(*m, "annotations"), "metadata.annotations", errs);
+  // Owner references: upstream's paths carry no index.
   if (const json::Value* refs = json::find(*m, "ownerReferences"); refs && refs->IsArray()) {
-    int controllers = 0;
+    std::string firstController;
     for (rapidjson::SizeType i = 0; i < refs->Size(); ++i) {
       const json::Value& r = (*refs)[i];
-      std::string p = "metadata.ownerReferences[" + std::to_string(i) + "]";
-      if (json::getString(r, "apiVersion").empty())
-        errs.invalid(p + ".apiVersion", "\"\"", "version must not be empty");
-      if (json::getString(r, "kind").empty()) errs.invalid(p + ".kind", "\"\"", "kind must not be empty");
+      const std::string p = "metadata.ownerReferences";
+      std::string_view apiVersion = json::getString(r, "apiVersion"), kind = json::getString(r, "kind");
+      // The version of "group/version", or of a bare "version".
+      auto slash = apiVersion.find('/');
+      std::string_view version = slash == std::string_view::npos ? apiVersion : apiVersion.substr(slash + 1);
+      if (version.find('/') != std::string_view::npos) version = "";
+      std::string_view group =
+          slash == std::string_view::npos || version.empty() ? "" : apiVersion.substr(0, slash);
+      if (version.empty()) errs.invalid(p + ".apiVersion", quote(apiVersion), "version must not be empty");
+      if (kind.empty()) errs.invalid(p + ".kind", quote(kind), "kind must not be empty");
       if (json::getString(r, "name").empty()) errs.invalid(p + ".name", "\"\"", "name must not be empty");
       if (json::getString(r, "uid").empty()) errs.invalid(p + ".uid", "\"\"", "uid must not be empty");
-      if (json::getBool(r, "controller")) ++controllers;
+      if (group.empty() && version == "v1" && kind == "Event") {
+        // The reference prints through its String().
+        auto ptr = [&r](const char* f) {
+          const json::Value* v = json::find(r, f);
+          return v && v->IsBool() ? std::string(v->GetBool() ? "*true" : "*false") : std::string("nil");
+        };
+        errs.invalid(p,
+                     "&OwnerReference{Kind:" + std::string(kind) +
+                         ",Name:" + std::string(json::getString(r, "name")) +
+                         ",UID:" + std::string(json::getString(r, "uid")) +
+                         ",APIVersion:" + std::string(apiVersion) + ",Controller:" + ptr("controller") +
+                         ",BlockOwnerDeletion:" + ptr("blockOwnerDeletion") + ",}",
+                     "/v1, Kind=Event is disallowed from being an owner");
+      }
+      if (json::getBool(r, "controller")) {
+        std::string current = std::string(kind) + "/" + std::string(json::getString(r, "name"));
+        if (firstController.empty()) {
+          firstController = current;
+          continue;
+        }
+        // Upstream prints the whole list with Go's %#v (pointer fields as addresses).
+        std::string repr = "[]v1.OwnerReference{";
+        for (rapidjson::SizeType k = 0; k < refs->Size(); ++k) {
+          const json::Value& o = (*refs)[k];
+          auto ptr = [&o](const char* f) {
+            return json::find(o, f) ? std::string("(*bool)(0xc000000000)") : std::string("(*bool)(nil)");
+          };
+          repr += std::string(k ? ", " : "") +
+                  "v1.OwnerReference{APIVersion:" + quote(json::getString(o, "apiVersion")) +
+                  ", Kind:" + quote(json::getString(o, "kind")) +
+                  ", Name:" + quote(json::getString(o, "name")) +
+                  ", UID:" + quote(json::getString(o, "uid")) + ", Controller:" + ptr("controller") +
+                  ", BlockOwnerDeletion:" + ptr("blockOwnerDeletion") + "}";
+        }
+        errs.invalid(p, repr + "}",
+                     "Only one reference can have Controller set to true. Found \"true\" in references for " +
+                         firstController + " and " + current);
+      }
     }
-    if (controllers > 1)
-      errs.invalid("metadata.ownerReferences", "[]", "Only one reference can have Controller set to true");
+  }
+  if (const json::Value* fin = json::find(*m, "finalizers"); fin && fin->IsArray()) {
+    std::vector<std::string> names;
+    for (auto& f : fin->GetArray()) names.emplace_back(f.IsString() ? json::view(f) : "");
+    for (auto& f : names)
+      for (auto& p : qualifiedName(f)) errs.invalid("metadata.finalizers", quote(f), p);
+    bool orphan = std::find(names.begin(), names.end(), "orphan") != names.end();
+    bool foreground = std::find(names.begin(), names.end(), "foregroundDeletion") != names.end();
+    if (orphan && foreground) {
+      std::string repr = "[]string{";
+      for (size_t i = 0; i < names.size(); ++i) repr += (i ? ", " : "") + quote(names[i]);
+      errs.invalid("metadata.finalizers", repr + "}",
+                   "finalizer orphan and foregroundDeletion cannot be both set");
+    }
+    // Core, apps and discovery kinds: a name without a domain must be a standard one.
+    const std::string& g = resource_->group;
+    if (g.empty() || g == "apps" || g == "discovery.k8s.io")
+      for (size_t i = 0; i < names.size(); ++i)
+        if (names[i].find('/') == std::string::npos && names[i] != "kubernetes" && names[i] != "orphan" &&
+            names[i] != "foregroundDeletion")
+          errs.invalid("metadata.finalizers[" + std::to_string(i) + "]", quote(names[i]),
+                       "name is neither a standard finalizer name nor is it fully qualified");
   }
 }
 

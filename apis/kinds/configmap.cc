@@ -1,6 +1,7 @@
 // ConfigMap: keys follow the config-key rule; `immutable: true` freezes data.
 #include "apis/kinds/kinds.h"
 #include "apis/kinds/podspec.h"
+#include "common/base64.h"
 #include "meta/validation.h"
 
 namespace shepherd::apis::kinds {
@@ -19,10 +20,14 @@ class ConfigMapStrategy final : public Strategy {
         std::string_view k = json::view(m.name);
         for (auto& e : meta::validation::configMapKey(k))
           errs.invalid(std::string(field) + "[" + std::string(k) + "]", meta::validation::quote(k), e);
-        if (std::string_view(field) == "binaryData" && data && data->IsObject() && json::find(*data, k))
+        if (std::string_view(field) == "data" && bin && bin->IsObject() && json::find(*bin, k))
           errs.invalid("data[" + std::string(k) + "]", meta::validation::quote(k),
                        "duplicate of key present in binaryData");
-        total += m.value.IsString() ? m.value.GetStringLength() : 0;
+        // binaryData counts its decoded bytes, as upstream holds them.
+        if (m.value.IsString())
+          total += std::string_view(field) == "binaryData"
+                       ? shepherd::checkStdBase64(json::view(m.value)).decoded
+                       : m.value.GetStringLength();
       }
     }
     if (total > 1024 * 1024) errs.add({"FieldValueTooLong", "Too long: must have at most 1048576 bytes", ""});

@@ -2,6 +2,7 @@
 // deadline 600 s, immutable selector.
 #include "apis/kinds/kinds.h"
 #include "apis/kinds/podspec.h"
+#include "meta/validation.h"
 
 namespace shepherd::apis::kinds {
 
@@ -10,6 +11,84 @@ namespace {
 void setIfMissing(json::Value& obj, std::string_view key, json::Value v, json::Allocator& a) {
   const json::Value* cur = json::find(obj, key);
   if (!cur || cur->IsNull()) json::set(obj, key, std::move(v), a);
+}
+
+// An IntOrString as upstream prints it (its String(): the number or the text, unquoted).
+std::string intOrStringRepr(const json::Value& v) {
+  return v.IsString() ? std::string(json::view(v)) : json::serialize(v);
+}
+
+// "25%" -> 25; nullopt when not a percentage.
+std::optional<int64_t> percent(const json::Value& v) {
+  if (!v.IsString()) return std::nullopt;
+  std::string_view s = json::view(v);
+  if (s.size() < 2 || s.back() != '%') return std::nullopt;
+  int64_t n = 0;
+  for (char c : s.substr(0, s.size() - 1)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = std::min<int64_t>(n * 10 + (c - '0'), int64_t{1} << 40);
+  }
+  return n;
+}
+
+// getIntOrPercentValue: the percentage, the integer, or a string's number (0 if none).
+int64_t intOrPercentValue(const json::Value& v) {
+  if (auto p = percent(v)) return *p;
+  if (v.IsInt64()) return v.GetInt64();
+  if (v.IsString()) {
+    std::string s(json::view(v));
+    char* end = nullptr;
+    long long n = std::strtoll(s.c_str(), &end, 10);
+    return !s.empty() && *end == '\0' ? n : 0;
+  }
+  return 0;
+}
+
+void validatePositiveIntOrPercent(const json::Value* v, const std::string& field, FieldErrors& errs) {
+  if (!v) return;
+  if (v->IsString()) {
+    if (!percent(*v))
+      errs.invalid(
+          field, intOrStringRepr(*v),
+          "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or "
+          "'93%', regex used for validation is '[0-9]+%')");
+  } else if (auto n = v->IsInt64() ? std::optional<int64_t>(v->GetInt64()) : std::nullopt; n && *n < 0) {
+    errs.invalid(field, std::to_string(*n), "must be greater than or equal to 0");
+  }
+}
+
+void validateStrategy(const json::Value* strategy, FieldErrors& errs) {
+  std::string_view type = strategy ? json::getString(*strategy, "type") : "";
+  const json::Value* ru = strategy ? json::find(*strategy, "rollingUpdate") : nullptr;
+  if (ru && ru->IsNull()) ru = nullptr;
+  if (type == "Recreate") {
+    if (ru)
+      errs.forbidden("spec.strategy.rollingUpdate",
+                     "may not be specified when strategy `type` is 'Recreate'");
+  } else if (type == "RollingUpdate") {
+    if (!ru) {
+      errs.required("spec.strategy.rollingUpdate", "this should be defaulted and never be nil");
+      return;
+    }
+    static const json::Value zero(0);
+    const json::Value* mu = json::find(*ru, "maxUnavailable");
+    const json::Value* ms = json::find(*ru, "maxSurge");
+    validatePositiveIntOrPercent(mu, "spec.strategy.rollingUpdate.maxUnavailable", errs);
+    validatePositiveIntOrPercent(ms, "spec.strategy.rollingUpdate.maxSurge", errs);
+    if (intOrPercentValue(mu ? *mu : zero) == 0 && intOrPercentValue(ms ? *ms : zero) == 0)
+      errs.invalid("spec.strategy.rollingUpdate.maxUnavailable", intOrStringRepr(mu ? *mu : zero),
+                   "may not be 0 when `maxSurge` is 0");
+    if (auto p = mu ? percent(*mu) : std::nullopt; p && *p > 100)
+      errs.invalid("spec.strategy.rollingUpdate.maxUnavailable", intOrStringRepr(*mu),
+                   "must not be greater than 100%");
+  } else {
+    // Upstream prints the whole strategy struct.
+    errs.notSupported("spec.strategy", "", {"Recreate", "RollingUpdate"});
+    auto& c = errs.causes().back();
+    c.message = "Unsupported value: apps.DeploymentStrategy{Type:" + meta::validation::quote(type) +
+                ", RollingUpdate:(*apps.RollingUpdateDeployment)(" + (ru ? "0xc000000000" : "nil") +
+                ")}: supported values: \"Recreate\", \"RollingUpdate\"";
+  }
 }
 
 class DeploymentStrategy final : public Strategy {
@@ -24,7 +103,7 @@ class DeploymentStrategy final : public Strategy {
     setIfMissing(spec, "revisionHistoryLimit", json::Value(10), a);
     setIfMissing(spec, "progressDeadlineSeconds", json::Value(600), a);
     json::Value& strategy = json::ensureObject(spec, "strategy", a);
-    setIfMissing(strategy, "type", json::str("RollingUpdate", a), a);
+    if (json::getString(strategy, "type").empty()) json::setString(strategy, "type", "RollingUpdate", a);
     if (json::getString(strategy, "type") == "RollingUpdate") {
       json::Value& ru = json::ensureObject(strategy, "rollingUpdate", a);
       setIfMissing(ru, "maxUnavailable", json::str("25%", a), a);
@@ -33,44 +112,47 @@ class DeploymentStrategy final : public Strategy {
     if (json::Value* ps = json::findPath(spec, {"template", "spec"})) defaultPodSpec(*ps, a);
   }
   void validate(const json::Value& obj, FieldErrors& errs) const override {
-    const json::Value* spec = json::find(obj, "spec");
-    if (!spec) {
-      errs.required("spec.selector");
-      return;
-    }
-    if (auto r = json::getInt(*spec, "replicas"); r && *r < 0)
+    static const json::Value empty(rapidjson::kObjectType);
+    const json::Value* specp = json::find(obj, "spec");
+    const json::Value& spec = specp && specp->IsObject() ? *specp : empty;
+    if (auto r = json::getInt(spec, "replicas"); r && *r < 0)
       errs.invalid("spec.replicas", std::to_string(*r), "must be greater than or equal to 0");
-    validateSelectorMatchesTemplate(json::find(*spec, "selector"),
-                                    json::findPath(*spec, {"template", "metadata", "labels"}),
-                                    "spec.selector", errs, false);
-    const json::Value* ps = json::findPath(*spec, {"template", "spec"});
-    if (!ps) errs.required("spec.template.spec.containers");
-    else validatePodSpec(*ps, "spec.template.spec", errs);
-    std::string_view type = json::getStringPath(*spec, {"strategy", "type"});
-    if (type != "Recreate" && type != "RollingUpdate")
-      errs.notSupported("spec.strategy.type", std::string(type), {"Recreate", "RollingUpdate"});
-    if (type == "Recreate" && json::findPath(*spec, {"strategy", "rollingUpdate"}))
-      errs.forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'");
-    if (ps) {
-      std::string_view rp = json::getString(*ps, "restartPolicy");
-      if (!rp.empty() && rp != "Always")
-        errs.notSupported("spec.template.spec.restartPolicy", std::string(rp), {"Always"});
+    validateSelectorAndTemplate(spec, "ReplicaSet", errs);
+    validateStrategy(json::find(spec, "strategy"), errs);
+    int64_t minReady = json::getInt(spec, "minReadySeconds").value_or(0);
+    if (minReady < 0)
+      errs.invalid("spec.minReadySeconds", std::to_string(minReady), "must be greater than or equal to 0");
+    if (auto h = json::getInt(spec, "revisionHistoryLimit"); h && *h < 0)
+      errs.invalid("spec.revisionHistoryLimit", std::to_string(*h), "must be greater than or equal to 0");
+    if (auto pd = json::getInt(spec, "progressDeadlineSeconds")) {
+      if (*pd < 0)
+        errs.invalid("spec.progressDeadlineSeconds", std::to_string(*pd),
+                     "must be greater than or equal to 0");
+      if (*pd <= minReady)
+        errs.invalid("spec.progressDeadlineSeconds", std::to_string(*pd),
+                     "must be greater than minReadySeconds");
     }
   }
+
   void validateUpdate(const json::Value& obj, const json::Value& old, FieldErrors& errs) const override {
     validate(obj, errs);
     const json::Value* a = json::findPath(obj, {"spec", "selector"});
     const json::Value* b = json::findPath(old, {"spec", "selector"});
-    if (a && b && *a != *b)
-      errs.invalid("spec.selector", "v1.LabelSelector{" + formatLabelSelector(a) + "}", "field is immutable");
+    if (a && b && *a != *b) errs.invalid("spec.selector", labelSelectorRepr(a), "field is immutable");
   }
+
   std::vector<TableColumn> tableColumns() const override {
     std::vector<TableColumn> cols = {
-            {"Name", "string", "name", "Name must be unique within a namespace.", 0},
-            {"Ready", "string", "", "Number of the pod with ready state", 0},
-            {"Up-to-date", "string", "", "Total number of non-terminated pods targeted by this deployment that have the desired template spec.", 0},
-            {"Available", "string", "", "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.", 0},
-            {"Age", "string", "", "Time since the deployment was created.", 0}};
+        {"Name", "string", "name", "Name must be unique within a namespace.", 0},
+        {"Ready", "string", "", "Number of the pod with ready state", 0},
+        {"Up-to-date", "string", "",
+         "Total number of non-terminated pods targeted by this deployment that have the desired template "
+         "spec.",
+         0},
+        {"Available", "string", "",
+         "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
+         0},
+        {"Age", "string", "", "Time since the deployment was created.", 0}};
     for (auto& c : templateWideColumns()) cols.push_back(c);
     return cols;
   }
@@ -93,6 +175,8 @@ class DeploymentStrategy final : public Strategy {
 
 }  // namespace
 
-std::shared_ptr<const Strategy> deploymentStrategy() { return std::make_shared<DeploymentStrategy>(); }
+std::shared_ptr<const Strategy> deploymentStrategy() {
+  return std::make_shared<DeploymentStrategy>();
+}
 
 }  // namespace shepherd::apis::kinds

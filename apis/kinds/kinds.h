@@ -28,4 +28,9 @@ std::shared_ptr<const Strategy> clusterRoleStrategy();
 std::shared_ptr<const Strategy> roleBindingStrategy();
 std::shared_ptr<const Strategy> clusterRoleBindingStrategy();
 
+// A Service spec's clusterIP, clusterIPs, ipFamilies and ipFamilyPolicy, each alone and
+// together (ValidateServiceClusterIPsRelatedFields). The registry runs it again before
+// it allocates, as upstream's allocator does.
+void validateServiceClusterIPs(const json::Value& spec, FieldErrors& errs);
+
 }  // namespace shepherd::apis::kinds

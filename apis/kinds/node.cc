@@ -1,8 +1,10 @@
 // Node: cluster-scoped; its status is written by its kubelet through nodes/status.
 #include <algorithm>
+#include <set>
 
 #include "apis/kinds/kinds.h"
 #include "apis/kinds/podspec.h"
+#include "meta/validation.h"
 
 namespace shepherd::apis::kinds {
 
@@ -10,19 +12,92 @@ namespace {
 
 class NodeStrategy final : public Strategy {
  public:
-  void validate(const json::Value& obj, FieldErrors& errs) const override {
+  static void validateTaints(const json::Value& obj, FieldErrors& errs) {
+    using meta::validation::quote;
+    // Upstream builds the taint paths from the metadata path: metadata.taints[i].
     if (const json::Value* taints = json::findPath(obj, {"spec", "taints"}); taints && taints->IsArray()) {
+      std::set<std::pair<std::string, std::string>> seen;
       for (rapidjson::SizeType i = 0; i < taints->Size(); ++i) {
-        std::string p = "spec.taints[" + std::to_string(i) + "]";
+        std::string p = "metadata.taints[" + std::to_string(i) + "]";
         const json::Value& t = (*taints)[i];
-        if (json::getString(t, "key").empty()) errs.required(p + ".key");
+        std::string_view key = json::getString(t, "key"), value = json::getString(t, "value");
+        for (auto& e : meta::validation::qualifiedName(key)) errs.invalid(p + ".key", quote(key), e);
+        if (auto problems = meta::validation::labelValue(value); !problems.empty()) {
+          std::string msg;
+          for (size_t k = 0; k < problems.size(); ++k) msg += (k ? ";" : "") + problems[k];
+          errs.invalid(p + ".value", quote(value), msg);
+        }
         std::string_view eff = json::getString(t, "effect");
         if (eff.empty())
           errs.required(p + ".effect");
         else if (eff != "NoSchedule" && eff != "PreferNoSchedule" && eff != "NoExecute")
           errs.notSupported(p + ".effect", std::string(eff), {"NoSchedule", "PreferNoSchedule", "NoExecute"});
+        if (!seen.insert({std::string(key), std::string(eff)}).second) {
+          std::string added = json::find(t, "timeAdded") ? "(*v1.Time)(0xc000000000)" : "(*v1.Time)(nil)";
+          errs.duplicate(p, "core.Taint{Key:" + quote(key) + ", Value:" + quote(value) +
+                                ", Effect:" + quote(eff) + ", TimeAdded:" + added +
+                                "}: taints must be unique by key and effect pair");
+        }
       }
     }
+  }
+
+  void validate(const json::Value& obj, FieldErrors& errs) const override {
+    using meta::validation::quote;
+    validateTaints(obj, errs);
+    if (const json::Value* cidrs = json::findPath(obj, {"spec", "podCIDRs"}); cidrs && cidrs->IsArray()) {
+      std::vector<std::string> list;
+      for (auto& c : cidrs->GetArray()) list.emplace_back(c.IsString() ? json::view(c) : "");
+      for (size_t i = 0; i < list.size(); ++i)
+        if (!meta::validation::isCIDR(list[i]))
+          errs.invalid("spec.podCIDRs[" + std::to_string(i) + "]", quote(list[i]),
+                       meta::validation::kInvalidCIDR);
+      if (list.size() > 1) {
+        auto family = [](const std::string& c) {
+          return meta::validation::ipFamily(c.substr(0, c.find('/')));
+        };
+        if (list.size() > 2 || family(list[0]) == family(list[1])) {
+          std::string repr = "[]string{";
+          for (size_t i = 0; i < list.size(); ++i) repr += (i ? ", " : "") + quote(list[i]);
+          errs.invalid("spec.podCIDRs", repr + "}", "may specify no more than one CIDR for each IP family");
+        }
+        for (size_t i = 1; i < list.size(); ++i)
+          if (std::find(list.begin(), list.begin() + static_cast<long>(i), list[i]) !=
+              list.begin() + static_cast<long>(i))
+            errs.duplicate("spec.podCIDRs[" + std::to_string(i) + "]", quote(list[i]));
+      }
+    }
+  }
+
+  void validateUpdate(const json::Value& obj, const json::Value& old, FieldErrors& errs) const override {
+    // ValidateNodeUpdate: no format checks of podCIDRs here, but they and providerID
+    // may only go from unset to set.
+    if (const json::Value* addrs = json::findPath(obj, {"status", "addresses"}); addrs && addrs->IsArray())
+      for (rapidjson::SizeType i = 0; i < addrs->Size(); ++i)
+        for (rapidjson::SizeType j = 0; j < i; ++j)
+          if ((*addrs)[j] == (*addrs)[i]) {
+            errs.duplicate(
+                "status.addresses[" + std::to_string(i) + "]",
+                "core.NodeAddress{Type:" + meta::validation::quote(json::getString((*addrs)[i], "type")) +
+                    ", Address:" + meta::validation::quote(json::getString((*addrs)[i], "address")) + "}");
+            break;
+          }
+    const json::Value* cidrs = json::findPath(obj, {"spec", "podCIDRs"});
+    const json::Value* oldCidrs = json::findPath(old, {"spec", "podCIDRs"});
+    const char* cidrMsg = "node updates may not change podCIDR except from \"\" to valid";
+    if (oldCidrs && oldCidrs->IsArray() && oldCidrs->Size() > 0) {
+      if (!cidrs || !cidrs->IsArray() || cidrs->Size() != oldCidrs->Size()) {
+        errs.forbidden("spec.podCIDRs", cidrMsg);
+      } else {
+        for (rapidjson::SizeType i = 0; i < cidrs->Size(); ++i)
+          if ((*cidrs)[i] != (*oldCidrs)[i]) errs.forbidden("spec.podCIDRs", cidrMsg);
+      }
+    }
+    std::string_view provider = json::getStringPath(obj, {"spec", "providerID"});
+    std::string_view oldProvider = json::getStringPath(old, {"spec", "providerID"});
+    if (!oldProvider.empty() && oldProvider != provider)
+      errs.forbidden("spec.providerID", "node updates may not change providerID except from \"\" to valid");
+    validateTaints(obj, errs);
   }
 
   std::vector<std::string> selectableFieldNames() const override { return {"spec.unschedulable"}; }

@@ -1,5 +1,7 @@
 // Pod: created Pending with upstream's defaults and QoS class; spec is immutable but for
 // the fields upstream lets an update change.
+#include <set>
+
 #include "apis/kinds/kinds.h"
 #include "apis/kinds/podspec.h"
 #include "common/clock.h"
@@ -13,6 +15,19 @@ std::string lastRestartAgo(const json::Value& cs, std::string& latest) {
   std::string_view fin = json::getStringPath(cs, {"lastState", "terminated", "finishedAt"});
   if (!fin.empty() && std::string(fin) > latest) latest = std::string(fin);
   return latest;
+}
+
+// validatePodMetadataAndSpec: the pod annotations with rules, then the spec.
+void validatePod(const json::Value& obj, FieldErrors& errs) {
+  const json::Value* spec = json::find(obj, "spec");
+  static const json::Value empty(rapidjson::kObjectType);
+  validatePodAnnotations(json::findPath(obj, {"metadata", "annotations"}), spec ? *spec : empty,
+                         "metadata.annotations", errs);
+  if (!spec) {
+    errs.required("spec.containers");
+    return;
+  }
+  validatePodSpec(*spec, "spec", errs, true);
 }
 
 class PodStrategy final : public Strategy {
@@ -34,42 +49,109 @@ class PodStrategy final : public Strategy {
   }
 
   void validate(const json::Value& obj, FieldErrors& errs) const override {
+    validatePod(obj, errs);
     const json::Value* spec = json::find(obj, "spec");
-    if (!spec) {
-      errs.required("spec.containers");
-      return;
-    }
-    validatePodSpec(*spec, "spec", errs);
+    if (!spec) return;
+    // ValidatePodCreate: ephemeral containers come through their subresource only.
+    if (const json::Value* ec = json::find(*spec, "ephemeralContainers"); ec && ec->IsArray() && ec->Size())
+      errs.forbidden("spec.ephemeralContainers", "cannot be set on create");
+    const json::Value* gates = json::find(*spec, "schedulingGates");
+    if (!json::getString(*spec, "nodeName").empty() && gates && gates->IsArray() && gates->Size())
+      errs.forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared");
   }
 
   void validateUpdate(const json::Value& obj, const json::Value& old, FieldErrors& errs) const override {
-    validate(obj, errs);
-    if (!errs.empty()) return;
-    // Upstream: only images, activeDeadlineSeconds, tolerations (additions) and
-    // terminationGracePeriodSeconds may change in a pod's spec.
-    json::Document a, b;
-    a.CopyFrom(*json::find(obj, "spec"), a.GetAllocator());
-    const json::Value* oldSpec = json::find(old, "spec");
-    if (!oldSpec) return;
-    b.CopyFrom(*oldSpec, b.GetAllocator());
-    for (json::Document* d : {&a, &b}) {
-      for (const char* list : {"containers", "initContainers", "ephemeralContainers"}) {
-        json::Value* cs = json::find(*d, list);
-        if (cs && cs->IsArray())
-          for (auto& c : cs->GetArray()) json::remove(c, "image");
+    // ValidatePodUpdate: the create-time rules, then what an update may change.
+    validatePod(obj, errs);
+    static const json::Value empty(rapidjson::kObjectType);
+    const json::Value* specp = json::find(obj, "spec");
+    const json::Value* oldp = json::find(old, "spec");
+    const json::Value& spec = specp ? *specp : empty;
+    const json::Value& oldSpec = oldp ? *oldp : empty;
+    for (const char* list : {"containers", "initContainers"}) {
+      const json::Value* cs = json::find(spec, list);
+      const json::Value* ocs = json::find(oldSpec, list);
+      size_t n = cs && cs->IsArray() ? cs->Size() : 0, on = ocs && ocs->IsArray() ? ocs->Size() : 0;
+      std::string path = std::string("spec.") + list;
+      if (n != on) {
+        errs.forbidden(path, "pod updates may not add or remove containers");
+        return;
       }
-      json::remove(*d, "activeDeadlineSeconds");
-      json::remove(*d, "tolerations");
-      json::remove(*d, "terminationGracePeriodSeconds");
+      for (rapidjson::SizeType i = 0; i < n; ++i) {
+        std::string_view image = json::getString((*cs)[i], "image");
+        std::string ip = path + "[" + std::to_string(i) + "].image";
+        if (image.empty()) errs.required(ip);
+        size_t b = image.find_first_not_of(" \t\n\v\f\r"), e = image.find_last_not_of(" \t\n\v\f\r");
+        if (!image.empty() && (b != 0 || e != image.size() - 1))
+          errs.invalid(ip, meta::validation::quote(image), "must not have leading or trailing whitespace");
+      }
     }
-    if (a != b) {
+    // activeDeadlineSeconds: set from nothing, or lowered.
+    auto deadline = json::getInt(spec, "activeDeadlineSeconds");
+    auto oldDeadline = json::getInt(oldSpec, "activeDeadlineSeconds");
+    if (deadline) {
+      if (*deadline < 0 || *deadline > 2147483647) {
+        errs.invalid("spec.activeDeadlineSeconds", std::to_string(*deadline),
+                     meta::validation::inclusiveRange(0, 2147483647));
+        return;
+      }
+      if (oldDeadline && *oldDeadline < *deadline) {
+        errs.invalid("spec.activeDeadlineSeconds", std::to_string(*deadline),
+                     "must be less than or equal to previous value");
+        return;
+      }
+    } else if (oldDeadline) {
+      errs.invalid("spec.activeDeadlineSeconds", "\"null\"",
+                   "must not update from a positive integer to nil value");
+    }
+    validateOnlyAddedTolerations(json::find(spec, "tolerations"), json::find(oldSpec, "tolerations"),
+                                 "spec.tolerations", errs);
+    // Scheduling gates may only be removed.
+    if (const json::Value* gates = json::find(spec, "schedulingGates"); gates && gates->IsArray()) {
+      std::set<std::string> before;
+      if (const json::Value* og = json::find(oldSpec, "schedulingGates"); og && og->IsArray())
+        for (auto& g : og->GetArray()) before.insert(std::string(json::getString(g, "name")));
+      for (rapidjson::SizeType i = 0; i < gates->Size(); ++i) {
+        std::string name(json::getString((*gates)[i], "name"));
+        if (!before.count(name))
+          errs.forbidden("spec.schedulingGates[" + std::to_string(i) + "].name",
+                         "only deletion is allowed, but found new scheduling gate '" + name + "'");
+      }
+    }
+    if (!specp || !oldp) return;
+    // Everything else must be unchanged: compare with the updatable fields taken from
+    // the old spec.
+    json::Document munged;
+    munged.CopyFrom(spec, munged.GetAllocator());
+    auto& a = munged.GetAllocator();
+    for (const char* list : {"containers", "initContainers"}) {
+      json::Value* cs = json::find(munged, list);
+      const json::Value* ocs = json::find(oldSpec, list);
+      if (cs && cs->IsArray() && ocs && ocs->IsArray())
+        for (rapidjson::SizeType i = 0; i < cs->Size() && i < ocs->Size(); ++i) {
+          if (const json::Value* img = json::find((*ocs)[i], "image"))
+            json::set((*cs)[i], "image", json::Value(*img, a), a);
+          else
+            json::remove((*cs)[i], "image");
+        }
+    }
+    for (const char* f : {"activeDeadlineSeconds", "schedulingGates", "tolerations"}) {
+      if (const json::Value* v = json::find(oldSpec, f))
+        json::set(munged, f, json::Value(*v, a), a);
+      else
+        json::remove(munged, f);
+    }
+    // terminationGracePeriodSeconds may go from negative to 1.
+    auto oldGrace = json::getInt(oldSpec, "terminationGracePeriodSeconds");
+    if (oldGrace && *oldGrace < 0 && json::getInt(munged, "terminationGracePeriodSeconds") == 1)
+      json::set(munged, "terminationGracePeriodSeconds", json::Value(*oldGrace), a);
+    if (munged != oldSpec)
       errs.forbidden("spec",
                      "pod updates may not change fields other than `spec.containers[*].image`,"
                      "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
                      "`spec.tolerations` (only additions to existing tolerations),"
                      "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
                      "previously negative)");
-    }
   }
 
   int64_t gracePeriod(const json::Value& obj, std::optional<int64_t> requested) const override {

@@ -15,8 +15,28 @@ void admitPodSpec(json::Value& spec, json::Allocator& a);
 // unreachable node (NoExecute) when it does not say; set once at start-up (apiserver
 // flags), read on every pod write.
 void setDefaultTolerationSeconds(int64_t not_ready, int64_t unreachable);
-void validatePodSpec(const json::Value& spec, const std::string& path, FieldErrors& errs);
+// Upstream's ValidatePodSpec at `path`; `is_pod` adds the rules for Pods only (not
+// templates): host ports must match container ports under hostNetwork, images have no
+// surrounding blanks, ephemeral containers wait for their subresource.
+void validatePodSpec(const json::Value& spec, const std::string& path, FieldErrors& errs,
+                     bool is_pod = false);
+// A pod template (ValidatePodTemplateSpec): its labels and annotations at
+// `path`.labels/.annotations, then the spec at `path`.spec.
+void validatePodTemplate(const json::Value& tmpl, const std::string& path, FieldErrors& errs);
+// The annotations only pods (and templates) have rules for.
+void validatePodAnnotations(const json::Value* annotations, const json::Value& spec, const std::string& path,
+                            FieldErrors& errs);
+// Pod update: existing tolerations may change only their tolerationSeconds; then the new
+// list is validated (again, as upstream does).
+void validateOnlyAddedTolerations(const json::Value* now, const json::Value* before, const std::string& path,
+                                  FieldErrors& errs);
 void validateObjectLabels(const json::Value& meta, const std::string& path, FieldErrors& errs);
+// Label keys and values of a map (labels, node selectors, service selectors) at `path`.
+void validateLabelMap(const json::Value* labels, const std::string& path, FieldErrors& errs);
+// A metav1.LabelSelector's syntax (ValidateLabelSelector).
+void validateLabelSelector(const json::Value& selector, const std::string& path, FieldErrors& errs);
+// Annotation keys and total size (ValidateAnnotations) at `path`.
+void validateAnnotations(const json::Value* annotations, const std::string& path, FieldErrors& errs);
 
 // "Guaranteed", "Burstable" or "BestEffort" from the containers' requests and limits.
 std::string qosClass(const json::Value& spec);
@@ -37,8 +57,14 @@ std::vector<TableColumn> replicaTableColumns();
 void replicaTableRow(const json::Value& obj, const std::string& selector, json::Value& cells,
                      json::Allocator& a);
 
-// Validates a metav1.LabelSelector and that it selects `template_labels`.
-void validateSelectorMatchesTemplate(const json::Value* selector, const json::Value* template_labels,
-                                     const std::string& path, FieldErrors& errs, bool map_selector);
+// The spec of a ReplicaSet or Deployment (apps ValidateReplicaSetSpec's selector and
+// template part): the LabelSelector's syntax, that it selects the template, and the
+// template itself, whose restartPolicy must be Always and which may not set
+// activeDeadlineSeconds (`kind` names the kind in that message).
+void validateSelectorAndTemplate(const json::Value& spec, const std::string& kind, FieldErrors& errs);
+// A LabelSelector as upstream prints it in messages (its String()).
+std::string labelSelectorRepr(const json::Value* selector);
+// Template labels as Go prints a map[string]string with %#v.
+std::string labelMapRepr(const json::Value* labels);
 
 }  // namespace shepherd::apis::kinds

@@ -12,10 +12,11 @@ class PodTemplateStrategy final : public Strategy {
     if (json::Value* spec = json::findPath(obj, {"template", "spec"})) defaultPodSpec(*spec, a);
   }
   void validate(const json::Value& obj, FieldErrors& errs) const override {
-    const json::Value* spec = json::findPath(obj, {"template", "spec"});
-    if (!spec) errs.required("template.spec.containers");
-    else validatePodSpec(*spec, "template.spec", errs);
+    static const json::Value empty(rapidjson::kObjectType);
+    const json::Value* tmpl = json::find(obj, "template");
+    validatePodTemplate(tmpl && tmpl->IsObject() ? *tmpl : empty, "template", errs);
   }
+
   std::vector<TableColumn> tableColumns() const override {
     return {{"Name", "string", "name", "Name must be unique within a namespace.", 0},
             {"Containers", "string", "", "Names of each container in the template.", 0},
@@ -35,6 +36,8 @@ class PodTemplateStrategy final : public Strategy {
 
 }  // namespace
 
-std::shared_ptr<const Strategy> podTemplateStrategy() { return std::make_shared<PodTemplateStrategy>(); }
+std::shared_ptr<const Strategy> podTemplateStrategy() {
+  return std::make_shared<PodTemplateStrategy>();
+}
 
 }  // namespace shepherd::apis::kinds

@@ -20,29 +20,23 @@ class ReplicaSetStrategy final : public Strategy {
     if (json::Value* ps = json::findPath(spec, {"template", "spec"})) defaultPodSpec(*ps, a);
   }
   void validate(const json::Value& obj, FieldErrors& errs) const override {
-    const json::Value* spec = json::find(obj, "spec");
-    if (!spec) {
-      errs.required("spec.selector");
-      return;
-    }
-    if (auto r = json::getInt(*spec, "replicas"); r && *r < 0)
+    static const json::Value empty(rapidjson::kObjectType);
+    const json::Value* specp = json::find(obj, "spec");
+    const json::Value& spec = specp && specp->IsObject() ? *specp : empty;
+    if (auto r = json::getInt(spec, "replicas"); r && *r < 0)
       errs.invalid("spec.replicas", std::to_string(*r), "must be greater than or equal to 0");
-    validateSelectorMatchesTemplate(json::find(*spec, "selector"),
-                                    json::findPath(*spec, {"template", "metadata", "labels"}),
-                                    "spec.selector", errs, false);
-    const json::Value* ps = json::findPath(*spec, {"template", "spec"});
-    if (!ps)
-      errs.required("spec.template.spec.containers");
-    else
-      validatePodSpec(*ps, "spec.template.spec", errs);
+    if (auto m = json::getInt(spec, "minReadySeconds"); m && *m < 0)
+      errs.invalid("spec.minReadySeconds", std::to_string(*m), "must be greater than or equal to 0");
+    validateSelectorAndTemplate(spec, "ReplicaSet", errs);
   }
+
   void validateUpdate(const json::Value& obj, const json::Value& old, FieldErrors& errs) const override {
     validate(obj, errs);
     const json::Value* a = json::findPath(obj, {"spec", "selector"});
     const json::Value* b = json::findPath(old, {"spec", "selector"});
-    if (a && b && *a != *b)
-      errs.invalid("spec.selector", "v1.LabelSelector{" + formatLabelSelector(a) + "}", "field is immutable");
+    if (a && b && *a != *b) errs.invalid("spec.selector", labelSelectorRepr(a), "field is immutable");
   }
+
   std::vector<std::string> selectableFieldNames() const override { return {"status.replicas"}; }
   void selectableFields(const json::Value& obj, meta::StringPairs& out) const override {
     const json::Value* st = json::find(obj, "status");

@@ -30,22 +30,42 @@ class ReplicationControllerStrategy final : public Strategy {
     if (json::Value* ps = json::findPath(spec, {"template", "spec"})) defaultPodSpec(*ps, a);
   }
   void validate(const json::Value& obj, FieldErrors& errs) const override {
-    const json::Value* spec = json::find(obj, "spec");
-    if (auto r = spec ? json::getInt(*spec, "replicas") : std::nullopt; r && *r < 0)
+    static const json::Value empty(rapidjson::kObjectType);
+    const json::Value* specp = json::find(obj, "spec");
+    const json::Value& spec = specp && specp->IsObject() ? *specp : empty;
+    if (auto m = json::getInt(spec, "minReadySeconds"); m && *m < 0)
+      errs.invalid("spec.minReadySeconds", std::to_string(*m), "must be greater than or equal to 0");
+    const json::Value* selector = json::find(spec, "selector");
+    bool hasSelector = selector && selector->IsObject() && selector->MemberCount() > 0;
+    if (!hasSelector) errs.required("spec.selector");
+    if (auto r = json::getInt(spec, "replicas"); r && *r < 0)
       errs.invalid("spec.replicas", std::to_string(*r), "must be greater than or equal to 0");
-    const json::Value* tmpl = json::findPath(obj, {"spec", "template"});
-    if (!tmpl) {
+    const json::Value* tmpl = json::find(spec, "template");
+    if (!tmpl || !tmpl->IsObject()) {
       errs.required("spec.template");
       return;
     }
-    validateSelectorMatchesTemplate(json::findPath(obj, {"spec", "selector"}),
-                                    json::findPath(*tmpl, {"metadata", "labels"}), "spec.selector", errs,
-                                    true);
-    if (const json::Value* ps = json::find(*tmpl, "spec"))
-      validatePodSpec(*ps, "spec.template.spec", errs);
-    else
-      errs.required("spec.template.spec.containers");
+    const json::Value* labels = json::findPath(*tmpl, {"metadata", "labels"});
+    if (hasSelector) {
+      bool matches = true;
+      for (auto& m : selector->GetObject()) {
+        const json::Value* v =
+            labels && labels->IsObject() ? json::find(*labels, json::view(m.name)) : nullptr;
+        if (!v || *v != m.value) matches = false;
+      }
+      if (!matches)
+        errs.invalid("spec.template.metadata.labels", labelMapRepr(labels),
+                     "`selector` does not match template `labels`");
+    }
+    validatePodTemplate(*tmpl, "spec.template", errs);
+    const json::Value* ps = json::find(*tmpl, "spec");
+    std::string_view rp = ps ? json::getString(*ps, "restartPolicy") : "";
+    if (rp != "Always") errs.notSupported("spec.template.spec.restartPolicy", std::string(rp), {"Always"});
+    if (ps && json::find(*ps, "activeDeadlineSeconds"))
+      errs.forbidden("spec.template.spec.activeDeadlineSeconds",
+                     "activeDeadlineSeconds in ReplicationController is not Supported");
   }
+
   std::vector<std::string> selectableFieldNames() const override { return {"status.replicas"}; }
   void selectableFields(const json::Value& obj, meta::StringPairs& out) const override {
     const json::Value* st = json::find(obj, "status");

@@ -56,3 +56,59 @@ TEST(Schema, FindsUnknownDuplicateAndMistypedFields) {
   reg.check(d, reg.definition("io.k8s.api.core.v1.Pod"), after);
   for (auto& x : after) EXPECT_EQ(x.kind, SchemaFinding::Kind::TypeMismatch) << x.message;
 }
+
+namespace {
+
+// The 400 message checkAgainstSchema would answer with: the first decode error.
+std::vector<std::string> decodeErrors(const std::string& body, const std::string& definition) {
+  const auto& reg = SchemaRegistry::instance();
+  json::Document d;
+  EXPECT_TRUE(json::parse(body, d).ok()) << body;
+  std::vector<SchemaFinding> f;
+  reg.check(d, reg.definition(definition), f);
+  std::vector<std::string> out;
+  for (auto& x : f)
+    if (x.kind == SchemaFinding::Kind::TypeMismatch) out.push_back(x.path + ": " + x.message);
+  return out;
+}
+
+}  // namespace
+
+TEST(Schema, SecretDataMustBeGoBase64) {
+  const std::string secret = "io.k8s.api.core.v1.Secret";
+  // Go's StdEncoding: the offset of the first bad byte, or of the incomplete last group.
+  EXPECT_EQ(decodeErrors(R"({"data":{"password":"admin"}})", secret),
+            std::vector<std::string>{"data.password: illegal base64 data at input byte 4"});
+  EXPECT_EQ(decodeErrors(R"({"data":{"k":"abc"}})", secret),
+            std::vector<std::string>{"data.k: illegal base64 data at input byte 0"});
+  EXPECT_EQ(decodeErrors(R"({"data":{"k":"APIKEY_BASE64"}})", secret),
+            std::vector<std::string>{"data.k: illegal base64 data at input byte 6"});
+  EXPECT_EQ(decodeErrors(R"({"data":{"k":"YQ=x"}})", secret),
+            std::vector<std::string>{"data.k: illegal base64 data at input byte 2"});
+  EXPECT_EQ(decodeErrors(R"({"data":{"k":"YQ==YQ=="}})", secret),
+            std::vector<std::string>{"data.k: illegal base64 data at input byte 4"});
+  // Line breaks are skipped; padding and empty values are fine.
+  EXPECT_TRUE(decodeErrors(R"({"data":{"a":"YWRt\naW4=","b":"YQ==","c":""}})", secret).empty());
+  // ConfigMap binaryData is []byte too.
+  EXPECT_EQ(decodeErrors(R"({"binaryData":{"bin":"not base64"}})", "io.k8s.api.core.v1.ConfigMap"),
+            std::vector<std::string>{"binaryData.bin: illegal base64 data at input byte 3"});
+}
+
+TEST(Schema, MalformedQuantitiesAreDecodeErrors) {
+  const std::string pod = "io.k8s.api.core.v1.Pod";
+  const std::string regex =
+      "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+  EXPECT_EQ(
+      decodeErrors(R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"memory":"12x"}}}]}})", pod),
+      std::vector<std::string>{"spec.containers[0].resources.limits.memory: " + regex});
+  EXPECT_EQ(
+      decodeErrors(R"({"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"abc"}}}]}})", pod),
+      std::vector<std::string>{"spec.containers[0].resources.requests.cpu: " + regex});
+  EXPECT_EQ(
+      decodeErrors(R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"192i"}}}]}})", pod),
+      std::vector<std::string>{"spec.containers[0].resources.limits.cpu: unable to parse quantity's suffix"});
+  EXPECT_TRUE(decodeErrors(R"({"spec":{"containers":[{"name":"c","resources":{"limits":{
+      "cpu":"1.5","memory":"1Gi","ephemeral-storage":"2e3","example.com/gpu":2,"x/y":"-1"}}}]}})",
+                           pod)
+                  .empty());
+}

@@ -480,3 +480,79 @@ TEST(ApiServerLeases, TheOnlyServerOfAnEmbeddedStoreDropsLeftoverLeasesAtOnce) {
   ASSERT_TRUE(after.reconcile().ok());
   EXPECT_EQ(e.storage->currentRevision(), rev);
 }
+
+// G3: the allocator's IP family checks on this single-stack IPv4 cluster.
+TEST(Store, ServiceIPFamiliesOnAnIPv4Cluster) {
+  Env e;
+  Store& svcs = e.store("", "services");
+  auto create = [&](const std::string& name, const std::string& spec) -> std::string {
+    auto d = doc(R"({"metadata":{"name":")" + name + R"("},"spec":)" + spec + "}");
+    auto r = svcs.create("default", d, {});
+    return r.ok() ? "" : std::to_string(r.error().code) + " " + r.error().message;
+  };
+  EXPECT_EQ(
+      create("a", R"({"ipFamilies":["IPv6"],"ports":[{"port":80}]})"),
+      "422 Service \"a\" is invalid: spec.ipFamilies[0]: Invalid value: \"IPv6\": not configured on this "
+      "cluster");
+  EXPECT_EQ(create("b", R"({"ipFamilyPolicy":"RequireDualStack","ports":[{"port":80}]})"),
+            "422 Service \"b\" is invalid: spec.ipFamilyPolicy: Invalid value: \"RequireDualStack\": this "
+            "cluster is "
+            "not configured for dual-stack services");
+  EXPECT_EQ(
+      create("c", R"({"ipFamilyPolicy":"SingleStack","ipFamilies":["IPv4","IPv6"],"ports":[{"port":80}]})"),
+      "422 Service \"c\" is invalid: spec.ipFamilyPolicy: Invalid value: \"SingleStack\": must be "
+      "'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified");
+  EXPECT_EQ(
+      create("d", R"({"clusterIP":"fd00::10","ports":[{"port":80}]})"),
+      "422 Service \"d\" is invalid: spec.clusterIPs[0]: Invalid value: []string{\"fd00::10\"}: IPv6 is not "
+      "configured on this cluster");
+  EXPECT_EQ(
+      create("e", R"({"ipFamilies":["IPv5","IPv5"],"ports":[{"port":80}]})"),
+      "422 Service \"e\" is invalid: [spec.ipFamilies[0]: Unsupported value: \"IPv5\": supported values: "
+      "\"IPv4\", \"IPv6\", spec.ipFamilies[1]: Unsupported value: \"IPv5\": supported values: \"IPv4\", "
+      "\"IPv6\", spec.ipFamilies[1]: Duplicate value: \"IPv5\"]");
+  // PreferDualStack stays single-family; a headless service without selector asks for both.
+  EXPECT_EQ(create("f", R"({"ipFamilyPolicy":"PreferDualStack","ports":[{"port":80}]})"), "");
+  EXPECT_EQ(create("g", R"({"clusterIP":"None"})"), "");
+  auto g = svcs.get("default", "g");
+  ASSERT_TRUE(g.ok());
+  auto go = obj(g.value());
+  EXPECT_EQ(json::getStringPath(go, {"spec", "ipFamilyPolicy"}), "RequireDualStack");
+  EXPECT_EQ(json::serialize(*json::findPath(go, {"spec", "ipFamilies"})), R"(["IPv4","IPv6"])");
+}
+
+// M1-M4, M6: metadata rules and paths.
+TEST(Store, MetadataFinalizersOwnersAndGenerateName) {
+  Env e;
+  Store& cms = e.store("", "configmaps");
+  auto create = [&](const std::string& meta) -> std::string {
+    auto d = doc(R"({"metadata":)" + meta + "}");
+    auto r = cms.create("default", d, {});
+    return r.ok() ? "" : r.error().message;
+  };
+  EXPECT_EQ(
+      create(R"({"name":"a","finalizers":["cleanup","a b/c"]})"),
+      "ConfigMap \"a\" is invalid: [metadata.finalizers: Invalid value: \"a b/c\": prefix part a lowercase "
+      "RFC "
+      "1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+      "with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+      "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), metadata.finalizers[0]: Invalid "
+      "value: \"cleanup\": name is neither a standard finalizer name nor is it fully qualified]");
+  EXPECT_EQ(create(R"({"name":"b","finalizers":["orphan","foregroundDeletion"]})"),
+            "ConfigMap \"b\" is invalid: metadata.finalizers: Invalid value: []string{\"orphan\", "
+            "\"foregroundDeletion\"}: finalizer orphan and foregroundDeletion cannot be both set");
+  EXPECT_EQ(
+      create(R"({"name":"c","ownerReferences":[{"apiVersion":"v1","kind":"Event","name":"e","uid":"u"},
+      {"apiVersion":"","kind":"ReplicaSet","name":"r","uid":"u2"}]})"),
+      "ConfigMap \"c\" is invalid: [metadata.ownerReferences: Invalid value: "
+      "&OwnerReference{Kind:Event,Name:e,"
+      "UID:u,APIVersion:v1,Controller:nil,BlockOwnerDeletion:nil,}: /v1, Kind=Event is disallowed from being "
+      "an owner, metadata.ownerReferences.apiVersion: Invalid value: \"\": version must not be empty]");
+  std::string generated = create(R"({"generateName":"Foo-"})");
+  EXPECT_NE(generated.find("[metadata.generateName: Invalid value: \"Foo-\": a lowercase RFC 1123 subdomain"),
+            std::string::npos)
+      << generated;
+  EXPECT_NE(generated.find(", metadata.name: Invalid value: \"Foo-"), std::string::npos) << generated;
+  // Annotation keys are checked lowercased.
+  EXPECT_EQ(create(R"({"name":"d","annotations":{"Example.com/Foo":"x"}})"), "");
+}
