@@ -97,6 +97,10 @@ class Strategy {
   // Changes made when deletion starts but the object stays (e.g. namespace Terminating).
   virtual void prepareForDelete(json::Value&, json::Allocator&) const {}
 
+  // Whether PUT may create a missing object (upstream's AllowCreateOnUpdate: events,
+  // leases, endpoints).
+  virtual bool allowCreateOnUpdate() const { return false; }
+
   // Which DNS rule names must follow: subdomain (default), label, or 1035 label.
   enum class NameRule { Subdomain, Label, Label1035, PathSegment };
   virtual NameRule nameRule() const { return NameRule::Subdomain; }

@@ -170,6 +170,9 @@ std::vector<std::pair<std::string, std::vector<PolicyRule>>> controllerRoles() {
        {res({"delete", "get", "list", "patch", "update", "watch"}, {""}, {"nodes"}),
         res({"patch", "update"}, {""}, {"nodes/status"}), res({"patch", "update"}, {""}, {"pods/status"}),
         res({"delete", "get", "list", "watch"}, {""}, {"pods"}), eventsRule()}},
+      {"pod-garbage-collector",
+       {res({"delete", "list", "watch"}, {""}, {"pods"}), res({"get", "list"}, {""}, {"nodes"}),
+        res({"patch"}, {""}, {"pods/status"})}},
       {"service-account-controller", {res({"create"}, {""}, {"serviceaccounts"}), eventsRule()}},
       {"root-ca-cert-publisher", {res({"create", "update"}, {""}, {"configmaps"}), eventsRule()}},
   };

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "auth/service_account_token.h"
+#include "common/url.h"
 
 namespace shepherd::auth {
 
@@ -38,7 +39,7 @@ Result<meta::UserInfo> impersonatedUser(const http::Request& req, const meta::Us
       uidSet = !value.empty();  // an empty value is no request, as upstream
       if (uidSet) refs.push_back("{UID  " + value + "    }");
     } else if (name.size() > kExtraPrefix.size() && name.compare(0, kExtraPrefix.size(), kExtraPrefix) == 0) {
-      std::string key = http::percentDecode(std::string_view(name).substr(kExtraPrefix.size()), false);
+      std::string key = percentDecode(std::string_view(name).substr(kExtraPrefix.size()), false);
       extra[key].push_back(value);
       refs.push_back("{UserExtra  " + value + "    " + key + "}");
     }

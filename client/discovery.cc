@@ -8,7 +8,7 @@ bool ApiResource::can(std::string_view verb) const {
   return std::find(verbs.begin(), verbs.end(), verb) != verbs.end();
 }
 
-DiscoveryResult discoverPreferredResources(RestClient& client) {
+DiscoveryResult discoverPreferredResources(Client& client) {
   DiscoveryResult out;
   std::vector<std::pair<std::string, std::string>> groupVersions = {{"", "v1"}};
   auto groups = client.get("/apis");

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "client/rest_client.h"
+#include "client/client.h"
 
 namespace shepherd::client {
 
@@ -23,6 +23,6 @@ struct DiscoveryResult {
   std::vector<std::string> failures;   // "group/version: message" for what could not be read
 };
 
-DiscoveryResult discoverPreferredResources(RestClient& client);
+DiscoveryResult discoverPreferredResources(Client& client);
 
 }  // namespace shepherd::client

@@ -12,13 +12,19 @@ std::string objectKey(const json::Value& obj) {
   return ns.empty() ? std::string(name) : std::string(ns) + "/" + std::string(name);
 }
 
-Informer::Informer(RestClient& client, InformerOptions opts) : client_(client), opts_(std::move(opts)) {}
+Informer::Informer(Client& client, InformerOptions opts) : client_(client), opts_(std::move(opts)) {}
 
-Informer::~Informer() { stop(); }
+Informer::~Informer() {
+  stop();
+}
 
-void Informer::addHandlers(EventHandlers h) { handlers_.push_back(std::move(h)); }
+void Informer::addHandlers(EventHandlers h) {
+  handlers_.push_back(std::move(h));
+}
 
-void Informer::addIndex(const std::string& name, IndexFunc fn) { index_funcs_[name] = std::move(fn); }
+void Informer::addIndex(const std::string& name, IndexFunc fn) {
+  index_funcs_[name] = std::move(fn);
+}
 
 void Informer::start() {
   if (thread_.joinable()) return;
@@ -70,8 +76,8 @@ std::string Informer::lastResourceVersion() const {
 }
 
 std::string Informer::listPath(const std::string& cont, const std::string& rv) const {
-  std::string p = resourcePath(opts_.group, opts_.version, opts_.plural, opts_.ns) + "?limit=" +
-                  std::to_string(opts_.page_size);
+  std::string p = resourcePath(opts_.group, opts_.version, opts_.plural, opts_.ns) +
+                  "?limit=" + std::to_string(opts_.page_size);
   if (!opts_.label_selector.empty()) p += "&labelSelector=" + urlEncode(opts_.label_selector);
   if (!opts_.field_selector.empty()) p += "&fieldSelector=" + urlEncode(opts_.field_selector);
   if (!cont.empty()) p += "&continue=" + urlEncode(cont);
@@ -107,12 +113,16 @@ void Informer::applyAdd(const Object& obj) {
     indexInsert(key, *obj);
   }
   for (auto& h : handlers_) {
-    if (old && h.on_update) h.on_update(old, obj);
-    else if (!old && h.on_add) h.on_add(obj);
+    if (old && h.on_update)
+      h.on_update(old, obj);
+    else if (!old && h.on_add)
+      h.on_add(obj);
   }
 }
 
-void Informer::applyUpdate(const Object& obj) { applyAdd(obj); }
+void Informer::applyUpdate(const Object& obj) {
+  applyAdd(obj);
+}
 
 void Informer::applyDelete(const Object& obj) {
   std::string key = objectKey(*obj);
@@ -181,7 +191,8 @@ void Informer::run() {
   auto backoff = std::chrono::milliseconds(200);
   while (!stop_.load()) {
     if (!relist()) {
-      for (auto t = std::chrono::milliseconds(0); t < backoff && !stop_.load(); t += std::chrono::milliseconds(50))
+      for (auto t = std::chrono::milliseconds(0); t < backoff && !stop_.load();
+           t += std::chrono::milliseconds(50))
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
       backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
       continue;
@@ -217,9 +228,12 @@ void Informer::watchLoop() {
           if (type != "BOOKMARK") {
             auto d = std::make_shared<json::Document>();
             d->CopyFrom(*object, d->GetAllocator());
-            if (type == "ADDED") applyAdd(d);
-            else if (type == "MODIFIED") applyUpdate(d);
-            else if (type == "DELETED") applyDelete(d);
+            if (type == "ADDED")
+              applyAdd(d);
+            else if (type == "MODIFIED")
+              applyUpdate(d);
+            else if (type == "DELETED")
+              applyDelete(d);
           }
           if (!newRv.empty()) {
             std::lock_guard<std::mutex> g(mu_);
@@ -234,7 +248,8 @@ void Informer::watchLoop() {
     watch_restarts_++;
     if (!st) {
       LOG_DEBUG("informer " << opts_.plural << ": watch ended: " << st.error().message);
-      for (auto t = std::chrono::milliseconds(0); t < backoff && !stop_.load(); t += std::chrono::milliseconds(50))
+      for (auto t = std::chrono::milliseconds(0); t < backoff && !stop_.load();
+           t += std::chrono::milliseconds(50))
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
       backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
     }

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "client/rest_client.h"
+#include "client/client.h"
 #include "common/json.h"
 
 namespace shepherd::client {
@@ -27,7 +27,7 @@ struct InformerOptions {
   std::string group;
   std::string version = "v1";
   std::string plural;
-  std::string ns;              // "" = all namespaces
+  std::string ns;  // "" = all namespaces
   std::string label_selector;
   std::string field_selector;
   int64_t page_size = 500;
@@ -48,12 +48,12 @@ class Informer {
  public:
   using IndexFunc = std::function<std::vector<std::string>(const json::Value& obj)>;
 
-  Informer(RestClient& client, InformerOptions opts);
+  Informer(Client& client, InformerOptions opts);
   ~Informer();
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
 
-  void addHandlers(EventHandlers h);           // before start()
+  void addHandlers(EventHandlers h);                     // before start()
   void addIndex(const std::string& name, IndexFunc fn);  // before start()
   void start();
   void stop();
@@ -79,7 +79,7 @@ class Informer {
   void indexRemove(const std::string& key, const json::Value& obj);
   std::string listPath(const std::string& cont, const std::string& rv) const;
 
-  RestClient& client_;
+  Client& client_;
   InformerOptions opts_;
   std::vector<EventHandlers> handlers_;
   std::map<std::string, IndexFunc> index_funcs_;

@@ -5,7 +5,7 @@
 
 namespace shepherd::client {
 
-LeaderElector::LeaderElector(RestClient& client, LeaderElectionConfig cfg)
+LeaderElector::LeaderElector(Client& client, LeaderElectionConfig cfg)
     : client_(client), cfg_(std::move(cfg)) {}
 
 LeaderElector::~LeaderElector() {

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "client/rest_client.h"
+#include "client/client.h"
 #include "common/flags.h"
 
 namespace shepherd::client {
@@ -29,7 +29,7 @@ struct LeaderElectionConfig {
 // Thread-safety: start/stop from one thread; isLeader() from any.
 class LeaderElector {
  public:
-  LeaderElector(RestClient& client, LeaderElectionConfig cfg);
+  LeaderElector(Client& client, LeaderElectionConfig cfg);
   ~LeaderElector();
   void start();
   // Stops campaigning; a leader releases the lease first.
@@ -42,7 +42,7 @@ class LeaderElector {
   void run();
   void release();
 
-  RestClient& client_;
+  Client& client_;
   LeaderElectionConfig cfg_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> leading_{false};

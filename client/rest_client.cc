@@ -13,7 +13,9 @@ struct CurlInit {
   CurlInit() { curl_global_init(CURL_GLOBAL_ALL); }
 };
 
-ApiError transport(const std::string& msg) { return ApiError::make(0, "TransportError", msg); }
+ApiError transport(const std::string& msg) {
+  return ApiError::make(0, "TransportError", msg);
+}
 
 size_t collect(char* ptr, size_t size, size_t n, void* userdata) {
   static_cast<std::string*>(userdata)->append(ptr, size * n);
@@ -46,17 +48,27 @@ ApiError statusError(int code, const std::string& body) {
       if (auto r = json::getInt(*det, "retryAfterSeconds")) e.retry_after_seconds = static_cast<int>(*r);
       if (const json::Value* causes = json::find(*det, "causes"); causes && causes->IsArray())
         for (auto& c : causes->GetArray())
-          e.causes.push_back({std::string(json::getString(c, "reason")), std::string(json::getString(c, "message")),
+          e.causes.push_back({std::string(json::getString(c, "reason")),
+                              std::string(json::getString(c, "message")),
                               std::string(json::getString(c, "field"))});
     }
   }
   if (e.reason.empty()) {
     switch (code) {
-      case 404: e.reason = "NotFound"; break;
-      case 409: e.reason = "Conflict"; break;
-      case 410: e.reason = "Expired"; break;
-      case 429: e.reason = "TooManyRequests"; break;
-      default: e.reason = code >= 500 ? "InternalError" : "BadRequest";
+      case 404:
+        e.reason = "NotFound";
+        break;
+      case 409:
+        e.reason = "Conflict";
+        break;
+      case 410:
+        e.reason = "Expired";
+        break;
+      case 429:
+        e.reason = "TooManyRequests";
+        break;
+      default:
+        e.reason = code >= 500 ? "InternalError" : "BadRequest";
     }
   }
   return e;
@@ -76,8 +88,6 @@ Result<json::Document> parsed(Result<HttpResult> r) {
 }
 
 }  // namespace
-
-bool isTransportError(const ApiError& e) { return e.code == 0 && e.reason == "TransportError"; }
 
 struct RestClient::Handle {
   CURL* curl = nullptr;
@@ -146,8 +156,9 @@ void RestClient::configure(void* c) {
   }
 }
 
-Result<HttpResult> RestClient::once(const std::string& server, const std::string& method, const std::string& path,
-                                    const std::string& body, const std::string& content_type, int timeout_ms) {
+Result<HttpResult> RestClient::once(const std::string& server, const std::string& method,
+                                    const std::string& path, const std::string& body,
+                                    const std::string& content_type, int timeout_ms) {
   Handle* h = acquire();
   CURL* curl = h->curl;
   curl_easy_reset(curl);
@@ -164,9 +175,12 @@ Result<HttpResult> RestClient::once(const std::string& server, const std::string
   curl_slist* headers = nullptr;
   headers = curl_slist_append(headers, "Accept: application/json");
   headers = curl_slist_append(headers, "Expect:");
-  if (!cfg_.token.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + cfg_.token).c_str());
+  if (!cfg_.token.empty())
+    headers = curl_slist_append(headers, ("Authorization: Bearer " + cfg_.token).c_str());
   if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH")
-    headers = curl_slist_append(headers, ("Content-Type: " + (content_type.empty() ? std::string("application/json") : content_type)).c_str());
+    headers = curl_slist_append(
+        headers,
+        ("Content-Type: " + (content_type.empty() ? std::string("application/json") : content_type)).c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(timeout_ms, 5000)));
@@ -185,8 +199,9 @@ Result<HttpResult> RestClient::once(const std::string& server, const std::string
   return out;
 }
 
-Result<HttpResult> RestClient::request(const std::string& method, const std::string& path, const std::string& body,
-                                       const std::string& content_type, RequestOptions o) {
+Result<HttpResult> RestClient::request(const std::string& method, const std::string& path,
+                                       const std::string& body, const std::string& content_type,
+                                       RequestOptions o) {
   bool idempotent = method == "GET" || method == "HEAD";
   int attempts = o.max_attempts > 0 ? o.max_attempts : (idempotent ? 5 : 1);
   int timeout = o.timeout_ms > 0 ? o.timeout_ms : cfg_.timeout_ms;
@@ -306,7 +321,8 @@ Status RestClient::stream(const std::string& path, const std::function<bool(std:
     curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
     curl_slist* headers = nullptr;
     headers = curl_slist_append(headers, "Accept: application/json");
-    if (!cfg_.token.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + cfg_.token).c_str());
+    if (!cfg_.token.empty())
+      headers = curl_slist_append(headers, ("Authorization: Bearer " + cfg_.token).c_str());
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     // A silent stream (no bytes, not even bookmarks) for this long is presumed dead.
@@ -333,17 +349,5 @@ Status RestClient::stream(const std::string& path, const std::function<bool(std:
   }
   return result;
 }
-
-std::string groupVersionPath(const std::string& group, const std::string& version) {
-  return group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
-}
-
-std::string resourcePath(const std::string& group, const std::string& version, const std::string& plural,
-                         const std::string& ns) {
-  std::string p = groupVersionPath(group, version);
-  if (!ns.empty()) p += "/namespaces/" + ns;
-  return p + "/" + plural;
-}
-
 
 }  // namespace shepherd::client

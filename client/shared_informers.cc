@@ -42,4 +42,9 @@ void SharedInformers::stop() {
   for (auto& [key, inf] : informers_) inf->stop();
 }
 
+size_t SharedInformers::size() {
+  std::lock_guard<std::mutex> g(mu_);
+  return informers_.size();
+}
+
 }  // namespace shepherd::client

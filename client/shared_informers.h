@@ -19,7 +19,7 @@ InformerOptions allObjects(const std::string& group, const std::string& version,
 // stop() from any thread afterwards.
 class SharedInformers {
  public:
-  explicit SharedInformers(RestClient& client) : client_(client) {}
+  explicit SharedInformers(Client& client) : client_(client) {}
   ~SharedInformers() { stop(); }
   SharedInformers(const SharedInformers&) = delete;
   SharedInformers& operator=(const SharedInformers&) = delete;
@@ -29,9 +29,10 @@ class SharedInformers {
   void start();
   bool waitForSync(int timeout_ms);
   void stop();
+  size_t size();  // informers made so far
 
  private:
-  RestClient& client_;
+  Client& client_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<Informer>> informers_;
 };

@@ -14,7 +14,6 @@
 #include <optional>
 #include <thread>
 
-#include "apis/kinds/podspec.h"
 #include "auth/authenticator.h"
 #include "auth/node_authorizer.h"
 #include "auth/rbac_authorizer.h"
@@ -30,6 +29,7 @@
 #include "pki/certificates.h"
 #include "pki/cluster_pki.h"
 #include "pki/jwt.h"
+#include "plugins/admission/chain.h"
 #include "registry/apiserver_leases.h"
 #include "registry/node_graph.h"
 #include "registry/rbac_policy_source.h"
@@ -41,32 +41,6 @@
 using namespace shepherd;
 
 namespace {
-
-// Go-style durations: "1h0m0s", "30m", "90s", "1h30m".
-std::optional<std::chrono::seconds> parseDuration(const std::string& s) {
-  long long total = 0, cur = 0;
-  bool digits = false;
-  for (char c : s) {
-    if (c >= '0' && c <= '9') {
-      cur = cur * 10 + (c - '0');
-      digits = true;
-      continue;
-    }
-    if (!digits) return std::nullopt;
-    if (c == 'h')
-      total += cur * 3600;
-    else if (c == 'm')
-      total += cur * 60;
-    else if (c == 's')
-      total += cur;
-    else
-      return std::nullopt;
-    cur = 0;
-    digits = false;
-  }
-  if (digits) return std::nullopt;
-  return std::chrono::seconds(total);
-}
 
 bool makeDirs(const std::string& path) {
   std::string cur;
@@ -160,9 +134,9 @@ Result<std::unique_ptr<auth::ServiceAccountTokens>> serviceAccountTokens(const F
   o.issuers = flags.getList("service-account-issuer");
   if (o.issuers.empty()) return ApiError::badRequest("service-account-issuer is a required flag");
   o.audiences = flags.getList("api-audiences");
-  auto max = parseDuration(flags.get("service-account-max-token-expiration"));
+  auto max = clock::parseDuration(flags.get("service-account-max-token-expiration"));
   if (!max) return ApiError::badRequest("invalid --service-account-max-token-expiration");
-  o.max_expiration_seconds = max->count();
+  o.max_expiration_seconds = std::chrono::duration_cast<std::chrono::seconds>(*max).count();
   if (o.max_expiration_seconds != 0 &&
       (o.max_expiration_seconds < 3600 || o.max_expiration_seconds > (1LL << 32)))
     return ApiError::badRequest(
@@ -322,13 +296,13 @@ int main(int argc, char** argv) {
   flags.define("help", "false", "Show this help.", true);
   if (int rc = flags.parseMain(argc, argv, "shepherd-apiserver", "shepherd-apiserver [flags]"); rc >= 0)
     return rc;
-  auto ttl = parseDuration(flags.get("event-ttl"));
+  auto ttl = clock::parseDuration(flags.get("event-ttl"));
   if (!ttl) {
     std::fprintf(stderr, "shepherd-apiserver: invalid --event-ttl %s (use e.g. 1h, 30m, 90s)\n",
                  flags.get("event-ttl").c_str());
     return 2;
   }
-  std::chrono::seconds eventTtl = *ttl;
+  auto eventTtl = std::chrono::duration_cast<std::chrono::seconds>(*ttl);
   std::string bind = flags.get("bind-address");
   bool plain = flags.getBool("plain-http");
   if (plain && bind != "127.0.0.1" && bind != "::1" && bind != "localhost") {
@@ -360,8 +334,6 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   registry::RegistryOptions ro;
   ro.service_cidr = flags.get("service-cluster-ip-range");
-  apis::kinds::setDefaultTolerationSeconds(flags.getInt("default-not-ready-toleration-seconds"),
-                                           flags.getInt("default-unreachable-toleration-seconds"));
   ro.node_port_range = flags.get("service-node-port-range");
   ro.watch_window = static_cast<size_t>(std::max(16, flags.getInt("watch-cache-size")));
   auto reg = registry::Registry::start(*store, ro);
@@ -483,6 +455,15 @@ int main(int argc, char** argv) {
   }
   auth::UnionAuthorizer authorizer(std::move(chain));
   ho.authorizer = &authorizer;
+  plugins::admission::ChainOptions admission_opts;
+  admission_opts.registry = reg.value().get();
+  admission_opts.authorizer = &authorizer;
+  admission_opts.rbac_policy = ho.rbac_policy;
+  admission_opts.default_not_ready_toleration_seconds = flags.getInt("default-not-ready-toleration-seconds");
+  admission_opts.default_unreachable_toleration_seconds =
+      flags.getInt("default-unreachable-toleration-seconds");
+  auto admissionChain = plugins::admission::buildChain(admission_opts);
+  ho.admission = admissionChain.get();
   hs.address = bind;
   hs.port = flags.getInt("port");
   hs.worker_threads = std::max(2, flags.getInt("worker-threads"));

@@ -15,8 +15,11 @@
 
 #include "client/discovery.h"
 #include "client/event_recorder.h"
+#include "client/kubeconfig.h"
 #include "client/leader_election.h"
+#include "client/rest_client.h"
 #include "client/shared_informers.h"
+#include "common/clock.h"
 #include "common/flags.h"
 #include "common/ids.h"
 #include "common/log.h"
@@ -27,6 +30,7 @@
 #include "controllers/garbagecollector/garbage_collector.h"
 #include "controllers/namespace/namespace_controller.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
+#include "controllers/podgc/pod_gc_controller.h"
 #include "controllers/replicaset/replica_set_controller.h"
 #include "controllers/serviceaccount/root_ca_publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
@@ -59,38 +63,8 @@ std::set<std::string> enabledControllers(const std::string& spec, const std::set
 
 // Every controller this process can run, by its upstream name.
 const std::vector<std::string> kControllers = {
-    "deployment",    "endpoint",   "endpointslice",  "garbagecollector",      "namespace",
-    "nodelifecycle", "replicaset", "serviceaccount", "root-ca-cert-publisher"};
-
-// A Go-style duration: "40s", "500ms", "2m", "1m30s" (a bare number is seconds).
-std::optional<std::chrono::milliseconds> parseDuration(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  if (text.find_first_not_of("0123456789") == std::string::npos)
-    return std::chrono::seconds(std::stoll(text));
-  std::chrono::milliseconds total{0};
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t j = i;
-    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
-    if (j == i) return std::nullopt;
-    long long n = std::stoll(text.substr(i, j - i));
-    size_t k = j;
-    while (k < text.size() && std::isalpha(static_cast<unsigned char>(text[k]))) ++k;
-    std::string unit = text.substr(j, k - j);
-    if (unit == "ms")
-      total += std::chrono::milliseconds(n);
-    else if (unit == "s")
-      total += std::chrono::seconds(n);
-    else if (unit == "m")
-      total += std::chrono::minutes(n);
-    else if (unit == "h")
-      total += std::chrono::hours(n);
-    else
-      return std::nullopt;
-    i = k;
-  }
-  return total;
-}
+    "deployment",    "endpoint", "endpointslice", "garbagecollector", "namespace",
+    "nodelifecycle", "podgc",    "replicaset",    "serviceaccount",   "root-ca-cert-publisher"};
 
 }  // namespace
 
@@ -107,6 +81,13 @@ int main(int argc, char** argv) {
   flags.define("node-monitor-grace-period", "40s",
                "How long a node may go without a status heartbeat or Lease renewal before it is Unknown.");
   flags.define("concurrent-gc-syncs", "5", "Objects the garbage collector checks at once.");
+  flags.define("terminated-pod-gc-threshold", "12500",
+               "Terminated pods kept before the pod garbage collector deletes the oldest (<= 0: no limit).");
+  flags.define("pod-gc-check-period", "20s",
+               "How often the pod garbage collector looks (Shepherd; upstream: 20s).");
+  flags.define("pod-gc-quarantine", "40s",
+               "How long a pod's node must be missing before the pod garbage collector confirms it gone "
+               "(Shepherd; upstream: 40s).");
   flags.define("concurrent-replicaset-syncs", "5", "ReplicaSets synced at once.");
   flags.define("concurrent-deployment-syncs", "5", "Deployments synced at once.");
   flags.define("concurrent-endpoint-syncs", "5", "Services whose Endpoints are synced at once.");
@@ -199,8 +180,8 @@ int main(int argc, char** argv) {
   client::EventRecorder nodeEvents(rest, "node-controller");
   if (enabled.count("nodelifecycle")) {
     controllers::NodeLifecycleOptions no;
-    auto period = parseDuration(flags.get("node-monitor-period"));
-    auto grace = parseDuration(flags.get("node-monitor-grace-period"));
+    auto period = clock::parseDuration(flags.get("node-monitor-period"));
+    auto grace = clock::parseDuration(flags.get("node-monitor-grace-period"));
     if (!period || !grace) {
       std::fprintf(stderr,
                    "shepherd-controller-manager: bad --node-monitor-period or --node-monitor-grace-period\n");
@@ -210,6 +191,19 @@ int main(int argc, char** argv) {
     no.grace_period = *grace;
     running.emplace_back(
         std::make_unique<controllers::NodeLifecycleController>(rest, informers, nodeEvents, no), 2);
+  }
+  if (enabled.count("podgc")) {
+    controllers::PodGcOptions po;
+    po.terminated_threshold = flags.getInt("terminated-pod-gc-threshold");
+    auto period = clock::parseDuration(flags.get("pod-gc-check-period"));
+    auto quarantine = clock::parseDuration(flags.get("pod-gc-quarantine"));
+    if (!period || !quarantine || period->count() <= 0) {
+      std::fprintf(stderr, "shepherd-controller-manager: bad --pod-gc-check-period or --pod-gc-quarantine\n");
+      return 2;
+    }
+    po.check_period = *period;
+    po.quarantine = *quarantine;
+    running.emplace_back(std::make_unique<controllers::PodGcController>(rest, informers, po), 1);
   }
   if (enabled.count("namespace"))
     running.emplace_back(std::make_unique<controllers::NamespaceController>(rest, informers),

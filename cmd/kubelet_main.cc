@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "client/kubeconfig.h"
+#include "client/rest_client.h"
 #include "common/clock.h"
 #include "common/flags.h"
 #include "common/log.h"

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "client/kubeconfig.h"
 #include "client/leader_election.h"
+#include "client/rest_client.h"
 #include "common/flags.h"
 #include "common/ids.h"
 #include "common/log.h"

@@ -161,4 +161,9 @@ std::optional<std::chrono::milliseconds> parseDuration(std::string_view s) {
   return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
 }
 
+const Clock& realClock() {
+  static const RealClock c;
+  return c;
+}
+
 }  // namespace shepherd::clock

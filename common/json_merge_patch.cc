@@ -22,6 +22,31 @@ void diffInto(const Value& from, const Value& to, Value& patch, Allocator& a) {
 
 }  // namespace
 
+void applyMergePatch(Value& target, const Value& patch, Allocator& a) {
+  if (!patch.IsObject()) {
+    target.CopyFrom(patch, a);
+    return;
+  }
+  if (!target.IsObject()) target.SetObject();
+  for (auto& m : patch.GetObject()) {
+    std::string_view key = view(m.name);
+    if (m.value.IsNull()) {
+      remove(target, key);
+      continue;
+    }
+    Value* cur = find(target, key);
+    if (cur && m.value.IsObject()) {
+      applyMergePatch(*cur, m.value, a);
+    } else if (m.value.IsObject()) {
+      Value fresh(rapidjson::kObjectType);
+      applyMergePatch(fresh, m.value, a);
+      set(target, key, std::move(fresh), a);
+    } else {
+      set(target, key, Value(m.value, a), a);
+    }
+  }
+}
+
 Document createMergePatch(const Value& from, const Value& to) {
   Document patch;
   if (!from.IsObject() || !to.IsObject()) {

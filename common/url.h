@@ -7,5 +7,7 @@
 namespace shepherd {
 
 std::string urlEncode(std::string_view s);
+// %XX escapes decoded (and + as a space in query strings).
+std::string percentDecode(std::string_view s, bool plus_is_space);
 
 }  // namespace shepherd

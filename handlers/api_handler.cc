@@ -5,11 +5,8 @@
 
 #include "apis/catalog.h"
 #include "apis/schema.h"
-#include "auth/impersonation.h"
 #include "auth/request_info.h"
-#include "common/ids.h"
-#include "handlers/node_restriction.h"
-#include "handlers/request_user.h"
+#include "handlers/filters/request_filters.h"
 #include "handlers/status.h"
 
 namespace shepherd::handlers {
@@ -31,7 +28,8 @@ Status selectNameForWatch(http::Request& req, const std::string& name) {
   for (auto& [k, v] : req.query) {
     if (k != "fieldSelector" || v.empty()) continue;
     if (auto named = auth::fieldSelectorRequires(v, "metadata.name")) {
-      if (*named != name) return ApiError::badRequest("fieldSelector metadata.name doesn't match requested name");
+      if (*named != name)
+        return ApiError::badRequest("fieldSelector metadata.name doesn't match requested name");
     } else {
       v += "," + term;
     }
@@ -55,6 +53,8 @@ ApiHandler::ApiHandler(registry::Registry& registry, ApiHandlerOptions opts)
   rest_.setAuthorizer(opts_.authorizer);
   rest_.setServiceAccountTokens(opts_.service_account_tokens);
   rest_.setRbacPolicy(opts_.rbac_policy);
+  rest_.setAdmission(opts_.admission);
+  filters_ = buildFilters();
   rest_.setKubeletTls(opts_.kubelet_tls);
   rest_.setStreamingIdleTimeout(opts_.streaming_idle_timeout_seconds);
   api_versions_ = apiVersionsJson(opts_.server_address);
@@ -67,41 +67,25 @@ void ApiHandler::setServerAddress(const std::string& address) {
 
 void ApiHandler::handle(http::Request& req, std::shared_ptr<http::Responder> resp) {
   requests_.fetch_add(1, std::memory_order_relaxed);
-  std::shared_ptr<AuditEvent> audit;
-  if (opts_.audit) {
-    audit = std::make_shared<AuditEvent>();
-    audit->audit_id = ids::uuid4();
-    audit->received = clock::now();
-    audit->request_uri = req.target;
-    audit->source_ip = req.remote.substr(0, req.remote.rfind(':'));
-    audit->user_agent = req.header("user-agent");
-    resp = auditingResponder(std::move(resp), *opts_.audit, audit);
-  }
-  std::vector<std::string> p = http::pathSegments(req.path);
-  // What the request asks, derived once for the audit line and the authorizer.
-  std::optional<auth::RequestInfo> info;
-  if (audit || opts_.authorizer) info = auth::requestInfo(req, p);
-  if (audit) audit->info = info;
-  if (opts_.authenticator) {
-    auto user = opts_.authenticator->authenticate(req);
-    if (!user) return resp->send(errorResponse(user.error()));
-    setRequestUser(req, std::move(*user));
-    if (audit) audit->user = requestUser(req);
-  }
+  filters_->handle(req, std::move(resp));
+}
+
+std::unique_ptr<FilterChain> ApiHandler::buildFilters() {
+  std::vector<std::unique_ptr<Filter>> f;
+  if (opts_.audit || opts_.authorizer) f.push_back(std::make_unique<RequestInfoFilter>());
+  if (opts_.audit) f.push_back(std::make_unique<AuditFilter>(*opts_.audit));
+  if (opts_.authenticator) f.push_back(std::make_unique<AuthenticationFilter>(*opts_.authenticator));
   if (opts_.authorizer) {
-    auto acting = auth::impersonatedUser(req, requestUser(req), *opts_.authorizer);
-    if (!acting) return resp->send(errorResponse(acting.error()));
-    if (audit && !req.header("impersonate-user").empty()) audit->impersonated = *acting;
-    setRequestUser(req, std::move(*acting));
-    auth::Decision d = opts_.authorizer->authorize(requestUser(req), *info);
-    if (audit) {
-      audit->decision = d.allowed() ? "allow" : "forbid";
-      audit->reason = d.reason;
-    }
-    if (!d.allowed())
-      return resp->send(errorResponse(auth::forbiddenError(requestUser(req), *info, d.reason)));
-    if (auto st = admitNodeRequest(req, *info, registry_); !st) return resp->send(errorResponse(st.error()));
+    f.push_back(std::make_unique<ImpersonationFilter>(*opts_.authorizer));
+    f.push_back(std::make_unique<AuthorizationFilter>(*opts_.authorizer));
   }
+  return std::make_unique<FilterChain>(
+      std::move(f),
+      [this](http::Request& req, std::shared_ptr<http::Responder> resp) { route(req, std::move(resp)); });
+}
+
+void ApiHandler::route(http::Request& req, std::shared_ptr<http::Responder> resp) {
+  std::vector<std::string> p = http::pathSegments(req.path);
   const auto& catalog = apis::Catalog::instance();
   bool read = req.method == "GET" || req.method == "HEAD";
   if (p.empty()) {

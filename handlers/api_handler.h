@@ -1,5 +1,7 @@
-// ApiHandler: the API server's request router. It maps paths to discovery, OpenAPI,
-// health and version endpoints, and resource paths to the RestHandler.
+// ApiHandler: the API server's request handling: the filters (request info, audit,
+// authentication, impersonation, authorization; handlers/filters), then the router, which
+// maps paths to discovery, OpenAPI, health and version endpoints, and resource paths to the
+// RestHandler.
 #pragma once
 
 #include <atomic>
@@ -10,6 +12,7 @@
 #include "auth/authorizer.h"
 #include "handlers/audit_log.h"
 #include "handlers/discovery.h"
+#include "handlers/filters/filter.h"
 #include "handlers/openapi.h"
 #include "handlers/rest_handler.h"
 #include "handlers/watch_registry.h"
@@ -24,12 +27,14 @@ struct ApiHandlerOptions {
   // Every request is authenticated first (401 when offered credentials fail); null
   // accepts every request as is (unit tests).
   const auth::Authenticator* authenticator = nullptr;
-  // Then authorized (403 when no authorizer allows) and, for nodes, NodeRestriction;
-  // null allows everything.
+  // Then authorized (403 when no authorizer allows), after impersonation; null allows
+  // everything.
   const auth::Authorizer* authorizer = nullptr;
   // Issues serviceaccounts/token (null: not served).
   const auth::ServiceAccountTokens* service_account_tokens = nullptr;
-  // RBAC writes are checked for privilege escalation against this policy (null: not checked).
+  // Every write passes through this chain (null: no admission).
+  const admission::Chain* admission = nullptr;
+  // The RBAC policy SelfSubjectRulesReview lists rules from (null: RBAC is not in use).
   std::shared_ptr<const auth::PolicySource> rbac_policy;
   // Every request is recorded here when set (--audit-log-path).
   AuditLog* audit = nullptr;
@@ -53,6 +58,9 @@ class ApiHandler {
   void setServerAddress(const std::string& address);
 
  private:
+  std::unique_ptr<FilterChain> buildFilters();
+  // After the filters: paths to what answers them.
+  void route(http::Request& req, std::shared_ptr<http::Responder> resp);
   void handleResourcePath(http::Request& req, const std::shared_ptr<http::Responder>& resp,
                           const std::string& group, const std::string& version,
                           std::vector<std::string> rest);
@@ -64,6 +72,7 @@ class ApiHandler {
   OpenApiDocuments openapi_;
   WatchRegistry watches_;
   RestHandler rest_;
+  std::unique_ptr<FilterChain> filters_;
   std::string api_versions_;
   std::string group_list_;
   std::atomic<bool> shutting_down_{false};

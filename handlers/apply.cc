@@ -6,17 +6,21 @@
 
 namespace shepherd::handlers {
 
-void RestHandler::apply(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+void RestHandler::apply(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                        const RequestScope& s) {
   const apis::Resource& r = *s.resource;
   if (!s.subresource.empty())
-    return resp->send(errorResponse(ApiError::unsupportedMediaType("apply patches are only supported on the main resource")));
+    return resp->send(errorResponse(
+        ApiError::unsupportedMediaType("apply patches are only supported on the main resource")));
   std::string manager(req.queryValue("fieldManager"));
   if (manager.empty())
     return resp->send(errorResponse(ApiError::invalid(
-        "meta.k8s.io", "PatchOptions", "", {{"FieldValueRequired", "Required value: is required for apply patch", "fieldManager"}})));
+        "meta.k8s.io", "PatchOptions", "",
+        {{"FieldValueRequired", "Required value: is required for apply patch", "fieldManager"}})));
   json::Document config;
   if (auto st = decodeBody(req, config); !st) return resp->send(errorResponse(st.error()));
-  if (!config.IsObject()) return resp->send(errorResponse(ApiError::badRequest("the applied configuration must be an object")));
+  if (!config.IsObject())
+    return resp->send(errorResponse(ApiError::badRequest("the applied configuration must be an object")));
 
   // Unknown fields: Strict is the default for apply, as upstream.
   std::string_view fv = req.queryValue("fieldValidation");
@@ -28,9 +32,12 @@ void RestHandler::apply(http::Request& req, const std::shared_ptr<http::Responde
     std::string prefix = "error decoding patch: ";
     std::string strict;
     for (const auto& f : findings) {
-      if (f.kind == apis::SchemaFinding::Kind::TypeMismatch) return resp->send(errorResponse(ApiError::badRequest(f.message)));
-      if (fv == "Warn") warnings.push_back(f.message);
-      else if (fv != "Ignore") strict += (strict.empty() ? "" : ", ") + f.message;
+      if (f.kind == apis::SchemaFinding::Kind::TypeMismatch)
+        return resp->send(errorResponse(ApiError::badRequest(f.message)));
+      if (fv == "Warn")
+        warnings.push_back(f.message);
+      else if (fv != "Ignore")
+        strict += (strict.empty() ? "" : ", ") + f.message;
     }
     if (!strict.empty())
       return resp->send(errorResponse(ApiError::badRequest(".: field not declared in schema: " + strict)));
@@ -40,7 +47,7 @@ void RestHandler::apply(http::Request& req, const std::shared_ptr<http::Responde
   o.dry_run = req.queryValue("dryRun") == "All";
   o.field_manager = manager;
   o.force = req.queryBool("force");
-  admitWrite(o, req, s);
+  o.admission = admissionFor(req, s, o.dry_run);
   auto out = s.store->apply(s.ns, s.name, config, o);
   if (!out) return resp->send(errorResponse(out.error()));
   auto fmt = negotiateOutput(req, false);

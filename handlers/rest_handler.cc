@@ -9,7 +9,7 @@
 #include "common/yaml_json.h"
 #include "handlers/negotiation.h"
 #include "handlers/patch/patch.h"
-#include "handlers/request_user.h"
+#include "handlers/request_context.h"
 #include "handlers/reviews.h"
 #include "handlers/status.h"
 #include "handlers/table.h"
@@ -193,33 +193,66 @@ registry::Subresource subresourceOf(const RequestScope& s) {
 
 }  // namespace
 
+RestHandler::RestHandler(WatchRegistry& watches, registry::Registry& registry)
+    : watches_(watches), registry_(registry) {
+  // The subresources with handlers of their own, and the create-only resources.
+  auto verb = [this](void (RestHandler::*fn)(http::Request&, const std::shared_ptr<http::Responder>&,
+                                             const RequestScope&)) {
+    return [this, fn](http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                      const RequestScope& s) { (this->*fn)(req, resp, s); };
+  };
+  auto postOnly = [this](void (RestHandler::*fn)(http::Request&, const std::shared_ptr<http::Responder>&,
+                                                 const RequestScope&)) {
+    return [this, fn](http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                      const RequestScope& s) {
+      if (req.method != "POST" || (s.subresource.empty() && !s.name.empty())) {
+        std::string what = s.resource->plural + (s.subresource.empty() ? "" : "/" + s.subresource);
+        return resp->send(errorResponse(ApiError::methodNotSupported(s.resource->group, what, req.method)));
+      }
+      (this->*fn)(req, resp, s);
+    };
+  };
+  addSubresource("", "pods", "binding", postOnly(&RestHandler::bind));
+  addSubresource("", "bindings", "", postOnly(&RestHandler::bind));
+  addSubresource("", "pods", "log", verb(&RestHandler::podLog));
+  for (const char* sub : {"exec", "attach", "portforward"})
+    addSubresource("", "pods", sub, verb(&RestHandler::podStream));
+  addSubresource("", "serviceaccounts", "token", verb(&RestHandler::createToken));
+  addSubresource("", "replicationcontrollers", "scale", verb(&RestHandler::scale));
+  addSubresource("apps", "deployments", "scale", verb(&RestHandler::scale));
+  addSubresource("apps", "replicasets", "scale", verb(&RestHandler::scale));
+  for (const char* review : {"selfsubjectaccessreviews", "subjectaccessreviews", "selfsubjectrulesreviews"})
+    addSubresource("authorization.k8s.io", review, "", postOnly(&RestHandler::createEphemeral));
+  addSubresource("authentication.k8s.io", "selfsubjectreviews", "", postOnly(&RestHandler::createEphemeral));
+}
+
+void RestHandler::addSubresource(const std::string& group, const std::string& plural, const std::string& sub,
+                                 SubresourceHandler fn) {
+  subresources_[group + "/" + plural + "/" + sub] = std::move(fn);
+}
+
+const RestHandler::SubresourceHandler* RestHandler::subresourceHandler(const apis::Resource& r,
+                                                                       const std::string& sub) const {
+  auto it = subresources_.find(r.group + "/" + r.plural + "/" + sub);
+  return it == subresources_.end() ? nullptr : &it->second;
+}
+
 void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Responder>& resp,
                          const RequestScope& s) {
   const std::string& m = req.method;
   bool item = !s.name.empty();
-  if (!s.subresource.empty()) {
-    if (!s.resource->hasSubresource(s.subresource))
-      return resp->send(
-          errorResponse(ApiError::make(404, "NotFound", "the server could not find the requested resource")));
-    if (s.subresource == "finalize" && m != "PUT")
-      return resp->send(errorResponse(
-          ApiError::methodNotSupported(s.resource->group, s.resource->plural + "/finalize", m)));
-  }
-  if ((s.resource->plural == "bindings" && s.resource->group.empty()) || s.subresource == "binding") {
-    if (m != "POST") return resp->send(errorResponse(ApiError::methodNotSupported("", "pods/binding", m)));
-    return bind(req, resp, s);
-  }
-  if (!s.resource->stored) {
-    if (m != "POST" || item)
-      return resp->send(
-          errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural, m)));
-    return createEphemeral(req, resp, s);
-  }
-  if (s.subresource == "scale") return scale(req, resp, s);
-  if (s.subresource == "token") return createToken(req, resp, s);
-  if (s.subresource == "log") return podLog(req, resp, s);
-  if (s.subresource == "exec" || s.subresource == "attach" || s.subresource == "portforward")
-    return podStream(req, resp, s);
+  if (!s.subresource.empty() && !s.resource->hasSubresource(s.subresource))
+    return resp->send(
+        errorResponse(ApiError::make(404, "NotFound", "the server could not find the requested resource")));
+  // A subresource with a handler of its own, or a create-only resource.
+  if (const SubresourceHandler* h = subresourceHandler(*s.resource, s.subresource); h && !s.force_watch)
+    return (*h)(req, resp, s);
+  if (!s.resource->stored)
+    return resp->send(errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural, m)));
+  // The rest are the generic verbs on the object, or on its status or finalize parts.
+  if (s.subresource == "finalize" && m != "PUT")
+    return resp->send(
+        errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural + "/finalize", m)));
   if (m == "GET" || m == "HEAD") {
     if (s.force_watch || (!item && req.queryBool("watch"))) return watch(req, resp, s);
     if (item) return get(req, resp, s);
@@ -231,6 +264,19 @@ void RestHandler::handle(http::Request& req, const std::shared_ptr<http::Respond
   if (m == "DELETE" && item && s.subresource.empty()) return remove(req, resp, s);
   if (m == "DELETE" && !item) return removeCollection(req, resp, s);
   resp->send(errorResponse(ApiError::methodNotSupported(s.resource->group, s.resource->plural, m)));
+}
+
+admission::Request RestHandler::admissionFor(const http::Request& req, const RequestScope& s,
+                                             bool dry_run) const {
+  admission::Request r;
+  r.chain = admission_;
+  r.attributes.resource = s.resource.get();
+  r.attributes.subresource = s.subresource;
+  r.attributes.ns = s.ns;
+  r.attributes.name = s.name;
+  r.attributes.user = requestUser(req);
+  r.attributes.dry_run = dry_run;
+  return r;
 }
 
 void RestHandler::get(http::Request& req, const std::shared_ptr<http::Responder>& resp,
@@ -363,7 +409,7 @@ void RestHandler::create(http::Request& req, const std::shared_ptr<http::Respond
   std::vector<std::string> warnings;
   if (auto st = checkAgainstSchema(doc, *s.resource, params->validation, warnings); !st)
     return resp->send(errorResponse(st.error()));
-  admitWrite(params->opts, req, s);
+  params->opts.admission = admissionFor(req, s, params->opts.dry_run);
   auto obj = s.store->create(s.ns, doc, params->opts);
   if (!obj) return resp->send(errorResponse(obj.error()));
   sendObject(resp, req, s, 201, obj.value(), warnings);
@@ -399,7 +445,7 @@ void RestHandler::update(http::Request& req, const std::shared_ptr<http::Respond
   std::vector<std::string> warnings;
   if (auto st = checkAgainstSchema(doc, *s.resource, params->validation, warnings); !st)
     return resp->send(errorResponse(st.error()));
-  admitWrite(params->opts, req, s);
+  params->opts.admission = admissionFor(req, s, params->opts.dry_run);
   auto out = s.store->update(s.ns, s.name, doc, params->opts, subresourceOf(s));
   if (!out) return resp->send(errorResponse(out.error()));
   sendObject(resp, req, s, out->created ? 201 : 200, out->object, warnings);
@@ -429,7 +475,7 @@ void RestHandler::patch(http::Request& req, const std::shared_ptr<http::Responde
     }
     return checkAgainstSchema(obj, r, fv, warnings);
   };
-  admitWrite(params->opts, req, s);
+  params->opts.admission = admissionFor(req, s, params->opts.dry_run);
   auto out = s.store->modify(s.ns, s.name, mutate, params->opts, subresourceOf(s));
   if (!out) return resp->send(errorResponse(out.error()));
   sendObject(resp, req, s, 200, out->object, warnings);
@@ -439,6 +485,7 @@ void RestHandler::remove(http::Request& req, const std::shared_ptr<http::Respond
                          const RequestScope& s) {
   auto opts = deleteOptions(req);
   if (!opts) return resp->send(errorResponse(opts.error()));
+  opts->admission = admissionFor(req, s, opts->dry_run);
   auto out = s.store->remove(s.ns, s.name, opts.value());
   if (!out) return resp->send(errorResponse(out.error()));
   // Upstream answers 202 only for a pending deletion that asked for cascading with the
@@ -469,6 +516,9 @@ void RestHandler::removeCollection(http::Request& req, const std::shared_ptr<htt
   registry::ListPage deleted;
   deleted.revision = page->revision;
   for (const auto& o : page->items) {
+    opts->admission = admissionFor(req, s, opts->dry_run);
+    opts->admission.attributes.name = o->name;
+    opts->admission.attributes.ns = o->ns;
     auto out = s.store->remove(o->ns, o->name, opts.value());
     if (!out) {
       if (out.error().code == 404) continue;  // gone meanwhile

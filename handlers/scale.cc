@@ -20,7 +20,8 @@ json::Document scaleOf(const apis::Resource& r, const json::Value& parent) {
   d.AddMember("apiVersion", "autoscaling/v1", a);
   json::Value meta(rapidjson::kObjectType);
   for (const char* f : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"})
-    if (const json::Value* v = json::findPath(parent, {"metadata", f})) meta.AddMember(json::str(f, a), json::Value(*v, a), a);
+    if (const json::Value* v = json::findPath(parent, {"metadata", f}))
+      meta.AddMember(json::str(f, a), json::Value(*v, a), a);
   d.AddMember("metadata", meta, a);
   json::Value spec(rapidjson::kObjectType);
   spec.AddMember("replicas", json::getInt(*json::find(parent, "spec"), "replicas").value_or(0), a);
@@ -29,7 +30,8 @@ json::Document scaleOf(const apis::Resource& r, const json::Value& parent) {
   const json::Value* st = json::find(parent, "status");
   status.AddMember("replicas", st ? json::getInt(*st, "replicas").value_or(0) : 0, a);
   const json::Value* sel = json::findPath(parent, {"spec", "selector"});
-  std::string selector = r.group.empty() ? apis::kinds::formatLabels(sel) : apis::kinds::formatLabelSelector(sel);
+  std::string selector =
+      r.group.empty() ? apis::kinds::formatLabels(sel) : apis::kinds::formatLabelSelector(sel);
   if (selector == "<none>") selector.clear();
   status.AddMember("selector", json::str(selector, a), a);
   d.AddMember("status", status, a);
@@ -45,7 +47,8 @@ http::Response jsonOk(const json::Value& v, const OutputFormat& f) {
 
 }  // namespace
 
-void RestHandler::scale(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s) {
+void RestHandler::scale(http::Request& req, const std::shared_ptr<http::Responder>& resp,
+                        const RequestScope& s) {
   auto fmt = negotiateOutput(req, false);
   if (!fmt) return resp->send(errorResponse(fmt.error()));
   const apis::Resource& r = *s.resource;
@@ -66,7 +69,8 @@ void RestHandler::scale(http::Request& req, const std::shared_ptr<http::Responde
     auto t = patch::patchTypeOf(mediaType(req.header("content-type")));
     if (!t) return resp->send(errorResponse(t.error()));
     if (t.value() == patch::PatchType::Apply)
-      return resp->send(errorResponse(ApiError::unsupportedMediaType("apply patches are not supported on /scale")));
+      return resp->send(
+          errorResponse(ApiError::unsupportedMediaType("apply patches are not supported on /scale")));
     ptype = t.value();
   } else if (!body.IsObject()) {
     return resp->send(errorResponse(ApiError::badRequest("the request body must be a Scale object")));
@@ -77,14 +81,16 @@ void RestHandler::scale(http::Request& req, const std::shared_ptr<http::Responde
   wo.dry_run = req.queryValue("dryRun") == "All";
   wo.field_manager = req.queryValue("fieldManager");
   if (wo.field_manager.empty()) wo.field_manager = registry::defaultManager(req.header("user-agent"));
+  wo.admission = admissionFor(req, s, wo.dry_run);
   auto mutate = [&](json::Document& parent) -> Status {
     json::Document sc = scaleOf(r, parent);
     std::string currentRv(json::getStringPath(sc, {"metadata", "resourceVersion"}));
     if (req.method == "PUT") {
       std::string rv(json::getStringPath(body, {"metadata", "resourceVersion"}));
       if (!rv.empty() && rv != currentRv)
-        return ApiError::conflict(r.group, r.plural, s.name,
-                                  "the object has been modified; please apply your changes to the latest version and try again");
+        return ApiError::conflict(
+            r.group, r.plural, s.name,
+            "the object has been modified; please apply your changes to the latest version and try again");
       sc.CopyFrom(body, sc.GetAllocator());
     } else if (auto st = patch::applyPatch(ptype, sc, body, scaleSchema); !st) {
       return st;
@@ -93,11 +99,11 @@ void RestHandler::scale(http::Request& req, const std::shared_ptr<http::Responde
     if (!replicas || !replicas->IsInt64())
       return ApiError::badRequest("Scale.spec.replicas must be an integer");
     if (replicas->GetInt64() < 0)
-      return ApiError::invalid("autoscaling", "Scale", s.name,
-                               {{"FieldValueInvalid",
-                                 "Invalid value: " + std::to_string(replicas->GetInt64()) +
-                                     ": must be greater than or equal to 0",
-                                 "spec.replicas"}});
+      return ApiError::invalid(
+          "autoscaling", "Scale", s.name,
+          {{"FieldValueInvalid",
+            "Invalid value: " + std::to_string(replicas->GetInt64()) + ": must be greater than or equal to 0",
+            "spec.replicas"}});
     auto& a = parent.GetAllocator();
     json::set(json::ensureObject(parent, "spec", a), "replicas", json::Value(replicas->GetInt64()), a);
     return okStatus();

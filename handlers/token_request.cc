@@ -47,6 +47,10 @@ void RestHandler::createToken(http::Request& req, const std::shared_ptr<http::Re
   if (auto st = decodeBody(req, body); !st) return resp->send(errorResponse(st.error()));
   if (!body.IsObject())
     return resp->send(errorResponse(ApiError::badRequest("the request body must be a TokenRequest")));
+  // Admission sees the TokenRequest as the object created (NodeRestriction: a node's
+  // tokens must be bound to its own pods).
+  if (auto st = admissionFor(req, s, false).admit(admission::Operation::Create, body, nullptr); !st)
+    return resp->send(errorResponse(st.error()));
   std::string_view kind = json::getString(body, "kind");
   if (!kind.empty() && kind != "TokenRequest")
     return resp->send(errorResponse(ApiError::badRequest(

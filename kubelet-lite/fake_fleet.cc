@@ -104,7 +104,7 @@ std::string runningStatus(const json::Value& pod, const std::string& host_ip, co
 
 }  // namespace
 
-FakeFleet::FakeFleet(client::RestClient& client, FakeFleetConfig cfg)
+FakeFleet::FakeFleet(client::Client& client, FakeFleetConfig cfg)
     : client_(client),
       cfg_(std::move(cfg)),
       // Every bound pod: one watch for the whole fleet (a kubelet per node would hold one each).

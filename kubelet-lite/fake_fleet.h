@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/client.h"
 #include "client/informer.h"
-#include "client/rest_client.h"
 #include "kubelet-lite/node_status.h"
 
 namespace shepherd::kubelet {
@@ -36,7 +36,7 @@ struct FakeFleetConfig {
 // the queue and the pod table under mu_.
 class FakeFleet {
  public:
-  FakeFleet(client::RestClient& client, FakeFleetConfig cfg);
+  FakeFleet(client::Client& client, FakeFleetConfig cfg);
   ~FakeFleet();
   // Registers every node (false if the API server refused or was unreachable), then starts
   // the pod watch and the heartbeats, spread over one renew interval.
@@ -66,7 +66,7 @@ class FakeFleet {
   void later(const std::string& key, Action action, std::chrono::milliseconds delay);
   std::string podIP(const std::string& node);
 
-  client::RestClient& client_;
+  client::Client& client_;
   FakeFleetConfig cfg_;
   std::vector<std::unique_ptr<NodeAgent>> agents_;
   std::unordered_map<std::string, size_t> node_index_;  // name -> position in agents_ (read-only after start)

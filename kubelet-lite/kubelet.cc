@@ -44,8 +44,12 @@ std::vector<int> logAttempts(const std::string& dir) {
 
 }  // namespace
 
-Kubelet::Kubelet(client::RestClient& client, CriClient* cri, KubeletConfig cfg)
-    : client_(client), cri_(cri), cfg_(std::move(cfg)), pods_(client, podInformerOptions(cfg_.node_name)) {
+Kubelet::Kubelet(client::Client& client, CriClient* cri, KubeletConfig cfg)
+    : client_(client),
+      cri_(cri),
+      cfg_(std::move(cfg)),
+      pods_(client, podInformerOptions(cfg_.node_name)),
+      events_(client, "kubelet", cfg_.node_name, cfg_.node_name) {
   client::EventHandlers h;
   h.on_add = [this](const client::Object& o) { onPod(o); };
   h.on_update = [this](const client::Object&, const client::Object& o) { onPod(o); };
@@ -64,7 +68,6 @@ bool Kubelet::start(int sync_timeout_ms) {
   pods_.start();
   if (!pods_.waitForSync(sync_timeout_ms)) return false;
   housekeeper_ = std::thread([this] { housekeeping(); });
-  event_poster_ = std::thread([this] { postEvents(); });
   return true;
 }
 
@@ -72,8 +75,7 @@ void Kubelet::stop() {
   if (stop_.exchange(true)) return;
   pods_.stop();
   if (housekeeper_.joinable()) housekeeper_.join();
-  events_cv_.notify_all();
-  if (event_poster_.joinable()) event_poster_.join();
+  events_.stop();
   std::map<std::string, std::shared_ptr<PodWorker>> workers;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -182,22 +184,6 @@ void Kubelet::cleanupOrphans() {
   }
 }
 
-void Kubelet::postEvents() {
-  while (true) {
-    std::pair<std::string, std::string> next;
-    {
-      std::unique_lock<std::mutex> lk(events_mu_);
-      events_cv_.wait(lk, [&] { return stop_.load() || !events_.empty(); });
-      if (events_.empty()) return;  // stopping
-      next = std::move(events_.front());
-      events_.pop_front();
-    }
-    auto r = client_.post("/api/v1/namespaces/" + next.first + "/events", next.second,
-                          client::RequestOptions{5000, 1});
-    if (!r) LOG_DEBUG("kubelet-lite: event not posted: " << r.error().message);
-  }
-}
-
 DataLookup Kubelet::dataLookup() {
   return [this](const std::string& resource, const std::string& ns,
                 const std::string& name) -> std::optional<std::map<std::string, std::string>> {
@@ -232,42 +218,7 @@ std::optional<std::string> Kubelet::containerLogPath(const std::string& ns, cons
 
 void Kubelet::event(const json::Value& pod, const std::string& type, const std::string& reason,
                     const std::string& message) {
-  json::Document ev;
-  ev.SetObject();
-  auto& a = ev.GetAllocator();
-  std::string ns(json::getStringPath(pod, {"metadata", "namespace"}));
-  std::string name(json::getStringPath(pod, {"metadata", "name"}));
-  std::string now = clock::rfc3339(clock::now());
-  ev.AddMember("apiVersion", "v1", a);
-  ev.AddMember("kind", "Event", a);
-  json::Value md(rapidjson::kObjectType);
-  md.AddMember("name", json::str(name + "." + ids::randomSuffix(10), a), a);
-  md.AddMember("namespace", json::str(ns, a), a);
-  ev.AddMember("metadata", md, a);
-  json::Value io(rapidjson::kObjectType);
-  io.AddMember("apiVersion", "v1", a);
-  io.AddMember("kind", "Pod", a);
-  io.AddMember("namespace", json::str(ns, a), a);
-  io.AddMember("name", json::str(name, a), a);
-  io.AddMember("uid", json::str(json::getStringPath(pod, {"metadata", "uid"}), a), a);
-  io.AddMember("resourceVersion", json::str(json::getStringPath(pod, {"metadata", "resourceVersion"}), a), a);
-  ev.AddMember("involvedObject", io, a);
-  ev.AddMember("reason", json::str(reason, a), a);
-  ev.AddMember("message", json::str(message, a), a);
-  json::Value src(rapidjson::kObjectType);
-  src.AddMember("component", "kubelet", a);
-  src.AddMember("host", json::str(cfg_.node_name, a), a);
-  ev.AddMember("source", src, a);
-  ev.AddMember("firstTimestamp", json::str(now, a), a);
-  ev.AddMember("lastTimestamp", json::str(now, a), a);
-  ev.AddMember("count", 1, a);
-  ev.AddMember("type", json::str(type, a), a);
-  ev.AddMember("reportingComponent", "kubelet", a);
-  ev.AddMember("reportingInstance", json::str(cfg_.node_name, a), a);
-  std::lock_guard<std::mutex> g(events_mu_);
-  if (events_.size() >= 1000) return;  // the API server is far behind: drop, as upstream's broadcaster does
-  events_.emplace_back(ns, json::serialize(ev));
-  events_cv_.notify_one();
+  events_.event(pod, "v1", "Pod", type, reason, message);
 }
 
 }  // namespace shepherd::kubelet

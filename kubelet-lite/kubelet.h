@@ -14,8 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "client/client.h"
+#include "client/event_recorder.h"
 #include "client/informer.h"
-#include "client/rest_client.h"
 #include "kubelet-lite/cri_client.h"
 #include "kubelet-lite/env.h"
 
@@ -40,13 +41,13 @@ class PodWorker;
 // Thread-safety: start/stop from one thread; the pod workers run on their own threads.
 class Kubelet {
  public:
-  Kubelet(client::RestClient& client, CriClient* cri, KubeletConfig cfg);
+  Kubelet(client::Client& client, CriClient* cri, KubeletConfig cfg);
   ~Kubelet();
   bool start(int sync_timeout_ms);
   // Stops workers; containers keep running (a restarted kubelet-lite adopts them).
   void stop();
 
-  client::RestClient& api() { return client_; }
+  client::Client& api() { return client_; }
   CriClient* cri() { return cri_; }
   const KubeletConfig& config() const { return cfg_; }
   DataLookup dataLookup();
@@ -70,10 +71,9 @@ class Kubelet {
   void onPod(const client::Object& obj);
   void onPodDelete(const client::Object& obj);
   void housekeeping();
-  void postEvents();
   void cleanupOrphans();
 
-  client::RestClient& client_;
+  client::Client& client_;
   CriClient* cri_;
   KubeletConfig cfg_;
   client::Informer pods_;
@@ -81,10 +81,7 @@ class Kubelet {
   std::map<std::string, std::shared_ptr<PodWorker>> workers_;  // by pod uid
   std::atomic<bool> stop_{false};
   std::thread housekeeper_;
-  std::mutex events_mu_;
-  std::condition_variable events_cv_;
-  std::deque<std::pair<std::string, std::string>> events_;  // (namespace, Event JSON)
-  std::thread event_poster_;
+  client::EventRecorder events_;  // source kubelet, host and instance the node
 };
 
 }  // namespace shepherd::kubelet

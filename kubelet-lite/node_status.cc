@@ -30,7 +30,7 @@ MachineResources detectMachine(const std::string& root_dir) {
   return m;
 }
 
-NodeAgent::NodeAgent(client::RestClient& client, NodeConfig cfg, MachineResources machine)
+NodeAgent::NodeAgent(client::Client& client, NodeConfig cfg, MachineResources machine)
     : client_(client), cfg_(std::move(cfg)), machine_(machine) {
   ready_since_ = clock::rfc3339(clock::now());
 }

@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "client/rest_client.h"
+#include "client/client.h"
 
 namespace shepherd::kubelet {
 
@@ -40,7 +40,7 @@ MachineResources detectMachine(const std::string& root_dir);
 // Thread-safety: start/stop from one thread; setCondition from any.
 class NodeAgent {
  public:
-  NodeAgent(client::RestClient& client, NodeConfig cfg, MachineResources machine);
+  NodeAgent(client::Client& client, NodeConfig cfg, MachineResources machine);
   ~NodeAgent();
   // Creates or refreshes the Node object; false (with a log) if the API is unreachable.
   bool registerNode();
@@ -59,7 +59,7 @@ class NodeAgent {
   bool writeStatus();
   std::string statusJson();
 
-  client::RestClient& client_;
+  client::Client& client_;
   NodeConfig cfg_;
   MachineResources machine_;
   std::mutex mu_;

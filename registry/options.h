@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "admission/admission.h"
 #include "common/api_error.h"
 #include "common/json.h"
 
@@ -16,10 +17,9 @@ struct WriteOptions {
   std::string field_manager;  // who makes the change (managedFields); never empty from handlers
   bool apply = false;         // a server-side apply: managedFields come from the apply merge
   bool force = false;         // apply: take contested fields from other managers
-  // Validating admission that needs the request's context (RBAC escalation checks): called
-  // with the object about to be stored (and, on update, the current one) after validation;
-  // an error refuses the write. Empty: none.
-  std::function<Status(const json::Value& obj, const json::Value* old)> admit;
+  // The write's admission: the mutating phase before the strategy defaults and validates
+  // the object, the validating phase on the final object. No chain: none.
+  admission::Request admission;
 };
 
 struct DeleteOptions {
@@ -27,8 +27,9 @@ struct DeleteOptions {
   std::optional<int64_t> grace_period_seconds;
   std::string precondition_uid;
   std::string precondition_resource_version;
-  std::string propagation_policy;  // Orphan, Background, Foreground, or empty
+  std::string propagation_policy;         // Orphan, Background, Foreground, or empty
   std::optional<bool> orphan_dependents;  // the deprecated field, as sent
+  admission::Request admission;           // both phases see the stored object
 };
 
 struct ListOptions {

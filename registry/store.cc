@@ -53,11 +53,6 @@ Store::Store(std::shared_ptr<const apis::Resource> resource, storage::Storage& s
       prepared_(prepared),
       registry_(registry) {}
 
-bool Store::allowCreateOnUpdate() const {
-  const std::string& p = resource_->plural;
-  return p == "events" || p == "leases" || p == "endpoints";
-}
-
 ApiError Store::notFound(const std::string& name) const {
   return ApiError::notFound(resource_->group, resource_->plural, name);
 }
@@ -573,6 +568,7 @@ Result<ObjectPtr> Store::create(const std::string& ns, json::Document& obj, cons
   json::setString(m, "creationTimestamp", ctx.now, a);
   if (resource_->tracks_generation) json::set(m, "generation", json::Value(1), a);
 
+  if (auto st = opts.admission.admit(admission::Operation::Create, obj, nullptr); !st) return st.error();
   resource_->strategy->prepareForCreate(obj, ctx);
   resource_->strategy->applyDefaults(obj, a);
   if (applied) {
@@ -588,8 +584,7 @@ Result<ObjectPtr> Store::create(const std::string& ns, json::Document& obj, cons
   resource_->strategy->validate(obj, errs);
   if (!errs.empty())
     return ApiError::invalid(resource_->group, resource_->kind, name, std::move(errs.causes()));
-  if (opts.admit)
-    if (auto st = opts.admit(obj, nullptr); !st) return st.error();
+  if (auto st = opts.admission.validate(admission::Operation::Create, obj, nullptr); !st) return st.error();
   if (auto st = checkNamespaceForCreate(strMeta(obj, "namespace"), name); !st) return st.error();
 
   if (hooks_.before_create)
@@ -643,7 +638,7 @@ Result<WriteOutcome> Store::update(const std::string& ns, const std::string& nam
   for (int attempt = 0; attempt < kMaxUpdateAttempts; ++attempt) {
     ObjectPtr cur = cache_.get(key);
     if (!cur) {
-      if (sub == Subresource::Main && allowCreateOnUpdate()) {
+      if (sub == Subresource::Main && resource_->strategy->allowCreateOnUpdate()) {
         auto created = create(ns, obj, opts);
         if (!created) return created.error();
         return WriteOutcome{created.value(), true};
@@ -718,6 +713,7 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
   else
     json::remove(m, "namespace");
 
+  if (auto st = opts.admission.admit(admission::Operation::Update, obj, &old); !st) return st.error();
   apis::StrategyContext ctx{clock::rfc3339(clock::now()), clock::rfc3339Micro(clock::now())};
   const apis::Strategy& strategy = *resource_->strategy;
   if (sub == Subresource::Status) {
@@ -773,8 +769,7 @@ Result<WriteOutcome> Store::updateWith(const std::string& ns, const std::string&
     strategy.validateUpdate(obj, old, errs);
   if (!errs.empty())
     return ApiError::invalid(resource_->group, resource_->kind, name, std::move(errs.causes()));
-  if (opts.admit)
-    if (auto st = opts.admit(obj, &old); !st) return st.error();
+  if (auto st = opts.admission.validate(admission::Operation::Update, obj, &old); !st) return st.error();
 
   std::string key = current->key;
   // Removing the last finalizer of a deleting object completes its deletion.
@@ -903,6 +898,8 @@ Result<DeleteOutcome> Store::remove(const std::string& ns, const std::string& na
           "Precondition failed: ResourceVersion in precondition: " + opts.precondition_resource_version +
               ", ResourceVersion in object meta: " + std::to_string(cur->mod_revision));
 
+    if (auto st = opts.admission.admit(admission::Operation::Delete, d, &d); !st) return st.error();
+    if (auto st = opts.admission.validate(admission::Operation::Delete, d, &d); !st) return st.error();
     // Once a graceful deletion is pending, DeleteOptions no longer change the finalizers.
     auto pendingGrace = json::getInt(m, "deletionGracePeriodSeconds");
     bool pendingGraceful = json::find(m, "deletionTimestamp") && pendingGrace && *pendingGrace > 0;
@@ -947,71 +944,6 @@ Result<DeleteOutcome> Store::remove(const std::string& ns, const std::string& na
     return DeleteOutcome{readBack(key, stored, res.value, cur->create_revision), false};
   }
   return conflict(name);
-}
-
-Status Store::bind(const std::string& ns, const std::string& name, const json::Value& binding,
-                   const WriteOptions& opts) {
-  std::string node(json::getStringPath(binding, {"target", "name"}));
-  std::string_view kind = json::getStringPath(binding, {"target", "kind"});
-  if (node.empty())
-    return ApiError::invalid("", "Binding", name, {{"FieldValueRequired", "Required value", "target.name"}});
-  if (!kind.empty() && kind != "Node")
-    return ApiError::invalid(
-        "", "Binding", name,
-        {{"FieldValueNotSupported",
-          "Unsupported value: \"" + std::string(kind) + "\": supported values: \"Node\"", "target.kind"}});
-  std::string wantUid(json::getStringPath(binding, {"metadata", "uid"}));
-  std::string wantRv(json::getStringPath(binding, {"metadata", "resourceVersion"}));
-  const json::Value* annotations = json::findPath(binding, {"metadata", "annotations"});
-  auto mutate = [&](json::Document& pod) -> Status {
-    auto& a = pod.GetAllocator();
-    json::Value& meta = json::ensureObject(pod, "metadata", a);
-    if (!wantUid.empty() && wantUid != json::getString(meta, "uid"))
-      return ApiError::conflict("", "pods/binding", name,
-                                "Precondition failed: UID in precondition: " + wantUid +
-                                    ", UID in object meta: " + std::string(json::getString(meta, "uid")));
-    if (!wantRv.empty() && wantRv != json::getString(meta, "resourceVersion"))
-      return ApiError::conflict(
-          "", "pods/binding", name,
-          "the object has been modified; please apply your changes to the latest version and try again");
-    if (json::find(meta, "deletionTimestamp"))
-      return ApiError::conflict("", "pods/binding", name,
-                                "pod " + name + " is being deleted, cannot be assigned to a host");
-    std::string_view current = json::getStringPath(pod, {"spec", "nodeName"});
-    if (!current.empty())
-      return ApiError::conflict(
-          "", "pods/binding", name,
-          "pod " + name + " is already assigned to node \"" + std::string(current) + "\"");
-    json::setString(json::ensureObject(pod, "spec", a), "nodeName", node, a);
-    if (annotations && annotations->IsObject()) {
-      json::Value& ann = json::ensureObject(meta, "annotations", a);
-      for (auto& m : annotations->GetObject()) json::set(ann, json::view(m.name), json::Value(m.value, a), a);
-    }
-    // PodScheduled=True (replacing an Unschedulable condition the scheduler set earlier).
-    json::Value& status = json::ensureObject(pod, "status", a);
-    json::Value* conds = json::find(status, "conditions");
-    if (!conds || !conds->IsArray()) {
-      json::set(status, "conditions", json::Value(rapidjson::kArrayType), a);
-      conds = json::find(status, "conditions");
-    }
-    json::Value cond(rapidjson::kObjectType);
-    cond.AddMember("type", "PodScheduled", a);
-    cond.AddMember("status", "True", a);
-    cond.AddMember("lastProbeTime", json::Value(), a);
-    cond.AddMember("lastTransitionTime", json::str(clock::rfc3339(clock::now()), a), a);
-    bool replaced = false;
-    for (auto& c : conds->GetArray())
-      if (json::getString(c, "type") == "PodScheduled") {
-        c = std::move(cond);
-        replaced = true;
-        break;
-      }
-    if (!replaced) conds->PushBack(cond, a);
-    return okStatus();
-  };
-  auto out = modify(ns, name, mutate, opts, Subresource::Binding);
-  if (!out) return out.error();
-  return okStatus();
 }
 
 Result<WriteOutcome> Store::apply(const std::string& ns, const std::string& name, const json::Value& config,

@@ -88,10 +88,6 @@ class Store {
                               const WriteOptions& opts, Subresource sub,
                               const Mutator& create_from = nullptr);
   Result<DeleteOutcome> remove(const std::string& ns, const std::string& name, const DeleteOptions& opts);
-  // pods/binding: assigns the pod to `binding.target.name` atomically; 409 if the pod is
-  // already bound or being deleted.
-  Status bind(const std::string& ns, const std::string& name, const json::Value& binding,
-              const WriteOptions& opts);
 
   // Server-side apply of `config` (creates the object when it does not exist).
   Result<WriteOutcome> apply(const std::string& ns, const std::string& name, const json::Value& config,
@@ -100,9 +96,6 @@ class Store {
   // Decodes a stored value into the cached, served form (the watch cache's decoder).
   ObjectPtr decode(const std::string& key, const std::string& value, int64_t revision,
                    int64_t create_revision) const;
-
-  // Whether PUT may create a missing object (upstream: events, leases, endpoints, nodes).
-  bool allowCreateOnUpdate() const;
 
  private:
   Status checkTypeMeta(json::Document& obj) const;

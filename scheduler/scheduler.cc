@@ -11,10 +11,16 @@ namespace shepherd::scheduler {
 
 namespace {
 
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
+// events.k8s.io events with series (repeated FailedScheduling grows one event), as
+// upstream's scheduler; a full queue drops rather than slowing scheduling.
+client::EventRecorderOptions eventOptions(const SchedulerOptions& o) {
+  client::EventRecorderOptions e;
+  e.component = o.scheduler_name;
+  e.instance = o.instance;
+  e.events_v1 = true;
+  e.series = true;
+  e.max_queued = 10000;
+  return e;
 }
 
 std::string rvOf(const json::Value& obj) {
@@ -31,13 +37,14 @@ void SchedulerMetrics::observe(double seconds) {
   duration_sum_us += static_cast<uint64_t>(seconds * 1e6);
 }
 
-Scheduler::Scheduler(client::RestClient& client, SchedulerOptions opts)
+Scheduler::Scheduler(client::Client& client, SchedulerOptions opts)
     : client_(client),
       opts_(std::move(opts)),
       pods_(client, client::InformerOptions{"", "v1", "pods", "", "",
                                             "status.phase!=Succeeded,status.phase!=Failed", 500}),
       nodes_(client, client::InformerOptions{"", "v1", "nodes", "", "", "", 500}),
-      queue_(opts_.initial_backoff, opts_.max_backoff) {
+      queue_(opts_.initial_backoff, opts_.max_backoff),
+      events_(client, eventOptions(opts_)) {
   client::EventHandlers ph;
   ph.on_add = [this](const client::Object& o) { onPodAdd(o); };
   ph.on_update = [this](const client::Object& a, const client::Object& b) { onPodUpdate(a, b); };
@@ -73,7 +80,6 @@ void Scheduler::run() {
   for (const auto& o : pods_.list()) onPodAdd(o);
   threads_.emplace_back([this] { scheduleLoop(); });
   for (int i = 0; i < std::max(1, opts_.bind_workers); ++i) threads_.emplace_back([this] { bindLoop(); });
-  threads_.emplace_back([this] { eventLoop(); });
 }
 
 void Scheduler::stop() {
@@ -81,7 +87,6 @@ void Scheduler::stop() {
   stopping_ = true;
   queue_.shutDown();
   bind_cv_.notify_all();
-  event_cv_.notify_all();
   for (auto& t : threads_) t.join();
   threads_.clear();
 }
@@ -154,10 +159,6 @@ void Scheduler::onPodDelete(const client::Object& obj) {
     last_failure_.erase(p.key);
   }
   removePodFromCache(p.key);
-  {
-    std::lock_guard<std::mutex> g(event_mu_);
-    failure_events_.erase(p.key);
-  }
   if (counted) queue_.moveAllToActive();  // a deleted pod frees room
 }
 
@@ -296,9 +297,8 @@ void Scheduler::bindLoop() {
         std::lock_guard<std::mutex> g(cache_mu_);
         last_failure_.erase(t.pod.key);
       }
-      emit(EventTask{t.pod, "Scheduled",
-                     "Successfully assigned " + t.pod.ns + "/" + t.pod.name + " to " + t.node, "Normal",
-                     "Binding", t.resource_version});
+      emit(t.pod, t.resource_version, "Scheduled",
+           "Successfully assigned " + t.pod.ns + "/" + t.pod.name + " to " + t.node, "Normal", "Binding");
       continue;
     }
     // Forget the assumption; the informer will show what really happened.
@@ -358,92 +358,22 @@ void Scheduler::recordFailure(const PodInfo& pod, const std::string& rv, const s
     if (!r && r.error().code != 404)
       LOG_WARN("scheduler: cannot set PodScheduled on " << pod.key << ": " << r.error().message);
   }
-  emit(EventTask{pod, "FailedScheduling", message, "Warning", "Scheduling", rv});
+  emit(pod, rv, "FailedScheduling", message, "Warning", "Scheduling");
 }
 
 // --- events ---------------------------------------------------------------------------
 
-void Scheduler::emit(EventTask task) {
-  std::lock_guard<std::mutex> g(event_mu_);
-  // Events never hold back scheduling: a full queue drops them (and counts it).
-  if (event_queue_.size() >= 10000) {
-    metrics_.events_dropped++;
-    return;
-  }
-  event_queue_.push_back(std::move(task));
-  event_cv_.notify_one();
-}
-
-void Scheduler::eventLoop() {
-  while (true) {
-    EventTask t;
-    {
-      std::unique_lock<std::mutex> lk(event_mu_);
-      event_cv_.wait(lk, [&] { return !event_queue_.empty() || stopping_.load(); });
-      if (event_queue_.empty()) return;
-      t = std::move(event_queue_.front());
-      event_queue_.pop_front();
-    }
-    std::string now = clock::rfc3339Micro(clock::now());
-    std::string base = client::resourcePath("events.k8s.io", "v1", "events", t.pod.ns);
-    // A repeated FailedScheduling with the same message grows the existing event's series.
-    if (t.reason == "FailedScheduling") {
-      std::string existing;
-      int count = 0;
-      {
-        std::lock_guard<std::mutex> g(event_mu_);
-        auto it = failure_events_.find(t.pod.key);
-        if (it != failure_events_.end()) {
-          existing = it->second.first;
-          count = ++it->second.second;
-        }
-      }
-      if (!existing.empty()) {
-        std::string patch =
-            R"({"series":{"count":)" + std::to_string(count) + R"(,"lastObservedTime":")" + now + R"("}})";
-        auto r = client_.patch(base + "/" + existing, patch, "application/merge-patch+json",
-                               client::RequestOptions{10000, 1});
-        if (r) continue;  // else create a fresh event below
-      }
-    }
-    std::string name = t.pod.name + "." +
-                       hex64(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                       std::chrono::system_clock::now().time_since_epoch())
-                                                       .count()));
-    json::Document ev;
-    ev.SetObject();
-    auto& a = ev.GetAllocator();
-    ev.AddMember("apiVersion", "events.k8s.io/v1", a);
-    ev.AddMember("kind", "Event", a);
-    json::Value meta(rapidjson::kObjectType);
-    meta.AddMember("name", json::str(name, a), a);
-    meta.AddMember("namespace", json::str(t.pod.ns, a), a);
-    ev.AddMember("metadata", meta, a);
-    ev.AddMember("eventTime", json::str(now, a), a);
-    ev.AddMember("reportingController", json::str(opts_.scheduler_name, a), a);
-    ev.AddMember("reportingInstance", json::str(opts_.instance, a), a);
-    ev.AddMember("action", json::str(t.action, a), a);
-    ev.AddMember("reason", json::str(t.reason, a), a);
-    json::Value reg(rapidjson::kObjectType);
-    reg.AddMember("kind", "Pod", a);
-    reg.AddMember("namespace", json::str(t.pod.ns, a), a);
-    reg.AddMember("name", json::str(t.pod.name, a), a);
-    reg.AddMember("uid", json::str(t.pod.uid, a), a);
-    reg.AddMember("apiVersion", "v1", a);
-    if (!t.resource_version.empty()) reg.AddMember("resourceVersion", json::str(t.resource_version, a), a);
-    ev.AddMember("regarding", reg, a);
-    ev.AddMember("note", json::str(t.note, a), a);
-    ev.AddMember("type", json::str(t.type, a), a);
-    auto r = client_.post(base, json::serialize(ev), client::RequestOptions{10000, 1});
-    if (!r) {
-      LOG_DEBUG("scheduler: event for " << t.pod.key << " not written: " << r.error().message);
-      continue;
-    }
-    if (t.reason == "FailedScheduling") {
-      std::lock_guard<std::mutex> g(event_mu_);
-      failure_events_[t.pod.key] = {name, 1};
-    }
-  }
+void Scheduler::emit(const PodInfo& pod, const std::string& resource_version, const std::string& reason,
+                     const std::string& note, const std::string& type, const std::string& action) {
+  json::Document obj;
+  obj.SetObject();
+  auto& a = obj.GetAllocator();
+  json::Value& m = json::ensureObject(obj, "metadata", a);
+  json::setString(m, "name", pod.name, a);
+  json::setString(m, "namespace", pod.ns, a);
+  json::setString(m, "uid", pod.uid, a);
+  if (!resource_version.empty()) json::setString(m, "resourceVersion", resource_version, a);
+  events_.event(obj, "v1", "Pod", type, reason, note, action);
 }
 
 std::string Scheduler::metricsText() {
@@ -483,7 +413,7 @@ std::string Scheduler::metricsText() {
   out +=
       "# HELP shepherd_scheduler_events_dropped_total Events not written because the event queue was full.\n";
   out += "# TYPE shepherd_scheduler_events_dropped_total counter\n";
-  out += "shepherd_scheduler_events_dropped_total " + std::to_string(metrics_.events_dropped.load()) + "\n";
+  out += "shepherd_scheduler_events_dropped_total " + std::to_string(events_.dropped()) + "\n";
   return out;
 }
 

@@ -17,8 +17,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/client.h"
+#include "client/event_recorder.h"
 #include "client/informer.h"
-#include "client/rest_client.h"
 #include "scheduler/node_info.h"
 #include "scheduler/scheduling_queue.h"
 
@@ -35,7 +36,6 @@ struct SchedulerOptions {
 
 struct SchedulerMetrics {
   std::atomic<uint64_t> scheduled{0}, unschedulable{0}, errors{0}, bind_conflicts{0};
-  std::atomic<uint64_t> events_dropped{0};
   // Histogram of the scheduling attempt duration (seconds) with upstream-like buckets.
   static constexpr double kBuckets[] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032,
                                         0.064, 0.128, 0.256, 0.512, 1.024};
@@ -49,7 +49,7 @@ struct SchedulerMetrics {
 // the cache mutex and the queue.
 class Scheduler {
  public:
-  Scheduler(client::RestClient& client, SchedulerOptions opts);
+  Scheduler(client::Client& client, SchedulerOptions opts);
   ~Scheduler();
 
   // Starts informers (pods, nodes) and waits for their first sync.
@@ -72,10 +72,6 @@ class Scheduler {
     std::string resource_version;
     std::chrono::steady_clock::time_point started;
   };
-  struct EventTask {
-    PodInfo pod;
-    std::string reason, note, type, action, resource_version;
-  };
 
   void onPodAdd(const client::Object& obj);
   void onPodUpdate(const client::Object& old_obj, const client::Object& obj);
@@ -89,12 +85,13 @@ class Scheduler {
   void scheduleLoop();
   void scheduleOne(const std::string& key);
   void bindLoop();
-  void eventLoop();
   void recordFailure(const PodInfo& pod, const std::string& rv, const std::string& message);
-  void emit(EventTask task);
+  // An events.k8s.io event about `pod` (at `resource_version`).
+  void emit(const PodInfo& pod, const std::string& resource_version, const std::string& reason,
+            const std::string& note, const std::string& type, const std::string& action);
   bool mine(const PodInfo& pod) const { return pod.scheduler_name == opts_.scheduler_name; }
 
-  client::RestClient& client_;
+  client::Client& client_;
   SchedulerOptions opts_;
   client::Informer pods_;
   client::Informer nodes_;
@@ -113,10 +110,8 @@ class Scheduler {
   std::condition_variable bind_cv_;
   std::deque<BindTask> bind_queue_;
 
-  std::mutex event_mu_;
-  std::condition_variable event_cv_;
-  std::deque<EventTask> event_queue_;
-  std::unordered_map<std::string, std::pair<std::string, int>> failure_events_;  // pod -> (event name, count)
+  // Events never hold back scheduling: a full queue drops them (and counts them).
+  client::EventRecorder events_;
 
   std::atomic<bool> running_{false};
   std::atomic<bool> stopping_{false};

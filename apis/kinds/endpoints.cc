@@ -24,6 +24,7 @@ void validateAddress(const json::Value& a, const std::string& path, FieldErrors&
 
 class EndpointsStrategy final : public Strategy {
  public:
+  bool allowCreateOnUpdate() const override { return true; }
   // ValidateEndpoints: every subset has addresses, each usable; named ports.
   void validate(const json::Value& obj, FieldErrors& errs) const override {
     using meta::validation::quote;

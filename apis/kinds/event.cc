@@ -36,6 +36,7 @@ std::string since(const json::Value& obj, std::string_view field) {
 
 class CoreEventStrategy : public Strategy {
  public:
+  bool allowCreateOnUpdate() const override { return true; }
   NameRule nameRule() const override { return NameRule::Subdomain; }
 
   void validate(const json::Value& obj, FieldErrors& errs) const override {

@@ -8,6 +8,7 @@ namespace {
 
 class LeaseStrategy final : public Strategy {
  public:
+  bool allowCreateOnUpdate() const override { return true; }
   void validate(const json::Value& obj, FieldErrors& errs) const override {
     const json::Value* spec = json::find(obj, "spec");
     if (!spec) return;
@@ -30,6 +31,8 @@ class LeaseStrategy final : public Strategy {
 
 }  // namespace
 
-std::shared_ptr<const Strategy> leaseStrategy() { return std::make_shared<LeaseStrategy>(); }
+std::shared_ptr<const Strategy> leaseStrategy() {
+  return std::make_shared<LeaseStrategy>();
+}
 
 }  // namespace shepherd::apis::kinds

@@ -44,7 +44,7 @@ class PodStrategy final : public Strategy {
   void applyDefaults(json::Value& obj, json::Allocator& a) const override {
     if (json::Value* spec = json::find(obj, "spec")) {
       defaultPodSpec(*spec, a);
-      admitPodSpec(*spec, a);
+      defaultPodOnly(*spec, a);
     }
   }
 

@@ -1,10 +1,8 @@
 #include "apis/kinds/podspec.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <set>
-#include <tuple>
 
 #include "apis/kinds/podspec_checks.h"
 #include "meta/quantity.h"
@@ -168,46 +166,8 @@ void defaultPodSpec(json::Value& spec, json::Allocator& a) {
   }
 }
 
-namespace {
-std::atomic<int64_t> notReadyTolerationSeconds{300}, unreachableTolerationSeconds{300};
-}  // namespace
-
-void setDefaultTolerationSeconds(int64_t not_ready, int64_t unreachable) {
-  notReadyTolerationSeconds = not_ready;
-  unreachableTolerationSeconds = unreachable;
-}
-
-void admitPodSpec(json::Value& spec, json::Allocator& a) {
+void defaultPodOnly(json::Value& spec, json::Allocator& a) {
   if (!spec.IsObject()) return;
-  // DefaultTolerationSeconds admission: unless the pod already tolerates them, the
-  // not-ready and unreachable NoExecute taints are tolerated for a while.
-  bool notReady = false, unreachable = false;
-  if (const json::Value* ts = json::find(spec, "tolerations"); ts && ts->IsArray())
-    for (auto& t : ts->GetArray()) {
-      std::string_view key = json::getString(t, "key"), effect = json::getString(t, "effect");
-      bool noExecute = effect.empty() || effect == "NoExecute";
-      if (noExecute && (key.empty() || key == "node.kubernetes.io/not-ready")) notReady = true;
-      if (noExecute && (key.empty() || key == "node.kubernetes.io/unreachable")) unreachable = true;
-    }
-  if (!notReady || !unreachable) {
-    json::Value* ts = json::find(spec, "tolerations");
-    if (!ts || !ts->IsArray()) {
-      json::set(spec, "tolerations", json::Value(rapidjson::kArrayType), a);
-      ts = json::find(spec, "tolerations");
-    }
-    for (auto [needed, key, seconds] :
-         {std::tuple<bool, const char*, int64_t>{!notReady, "node.kubernetes.io/not-ready",
-                                                 notReadyTolerationSeconds},
-          {!unreachable, "node.kubernetes.io/unreachable", unreachableTolerationSeconds}}) {
-      if (!needed) continue;
-      json::Value t(rapidjson::kObjectType);
-      json::setString(t, "key", key, a);
-      json::setString(t, "operator", "Exists", a);
-      json::setString(t, "effect", "NoExecute", a);
-      json::set(t, "tolerationSeconds", json::Value(seconds), a);
-      ts->PushBack(std::move(t), a);
-    }
-  }
   // Pod defaults only (SetDefaults_Pod), not a template's: service links, and host
   // ports equal to container ports under hostNetwork.
   setIfMissing(spec, "enableServiceLinks", json::Value(true), a);
@@ -220,18 +180,6 @@ void admitPodSpec(json::Value& spec, json::Allocator& a) {
               if (json::getInt(p, "hostPort").value_or(0) == 0)
                 if (const json::Value* cp = json::find(p, "containerPort"))
                   json::set(p, "hostPort", json::Value(*cp, a), a);
-  // Priority admission: no priority class means priority 0.
-  if (!json::find(spec, "priorityClassName")) {
-    setIfMissing(spec, "priority", json::Value(0), a);
-    setIfMissing(spec, "preemptionPolicy", json::str("PreemptLowerPriority", a), a);
-  }
-  // ServiceAccount admission: the default account when none is named.
-  std::string_view sa = json::getString(spec, "serviceAccountName");
-  if (sa.empty()) sa = json::getString(spec, "serviceAccount");
-  if (sa.empty()) sa = "default";
-  std::string sa_copy(sa);
-  setIfMissing(spec, "serviceAccountName", json::str(sa_copy, a), a);
-  setIfMissing(spec, "serviceAccount", json::str(sa_copy, a), a);
 }
 
 void validatePodSpec(const json::Value& spec, const std::string& path, FieldErrors& errs, bool is_pod) {

@@ -9,15 +9,10 @@
 namespace shepherd::apis::kinds {
 
 void defaultPodSpec(json::Value& spec, json::Allocator& a);
-// What admission adds to a Pod's (not a template's) spec: priority and service account.
-void admitPodSpec(json::Value& spec, json::Allocator& a);
-// DefaultTolerationSeconds admission: the seconds a pod stays bound to a not-ready or
-// unreachable node (NoExecute) when it does not say; set once at start-up (apiserver
-// flags), read on every pod write.
-void setDefaultTolerationSeconds(int64_t not_ready, int64_t unreachable);
-// Upstream's ValidatePodSpec at `path`; `is_pod` adds the rules for Pods only (not
-// templates): host ports must match container ports under hostNetwork, images have no
-// surrounding blanks, ephemeral containers wait for their subresource.
+// Pod defaults that a pod template does not get (SetDefaults_Pod): service links, and
+// host ports equal to container ports under hostNetwork. Admission's own additions
+// (tolerations, priority, service account) are plugins/admission.
+void defaultPodOnly(json::Value& spec, json::Allocator& a);
 void validatePodSpec(const json::Value& spec, const std::string& path, FieldErrors& errs,
                      bool is_pod = false);
 // A pod template (ValidatePodTemplateSpec): its labels and annotations at

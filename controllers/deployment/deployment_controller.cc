@@ -105,7 +105,7 @@ std::vector<client::Object> DeploymentController::ReplicaSets::all() const {
   return out;
 }
 
-DeploymentController::DeploymentController(client::RestClient& c, client::SharedInformers& informers,
+DeploymentController::DeploymentController(client::Client& c, client::SharedInformers& informers,
                                            client::EventRecorder& events)
     : Controller("deployment"),
       client_(c),

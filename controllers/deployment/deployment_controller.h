@@ -16,8 +16,7 @@ namespace shepherd::controllers {
 // Thread-safety: as Controller; handlers only read caches and queue keys.
 class DeploymentController : public Controller {
  public:
-  DeploymentController(client::RestClient& c, client::SharedInformers& informers,
-                       client::EventRecorder& events);
+  DeploymentController(client::Client& c, client::SharedInformers& informers, client::EventRecorder& events);
 
  protected:
   Result<SyncResult> sync(const std::string& key) override;
@@ -46,7 +45,7 @@ class DeploymentController : public Controller {
   // Writes the rollout's status and says when to look again (0: only on change).
   Result<SyncResult> syncRolloutStatus(const json::Value& d, const ReplicaSets& sets);
 
-  client::RestClient& client_;
+  client::Client& client_;
   client::Informer& deployments_;
   client::Informer& replicasets_;
   client::Informer& pods_;

@@ -66,7 +66,7 @@ json::Value endpointSubsets(const json::Value& service, const std::vector<client
   return out;
 }
 
-EndpointsController::EndpointsController(client::RestClient& c, client::SharedInformers& informers)
+EndpointsController::EndpointsController(client::Client& c, client::SharedInformers& informers)
     : Controller("endpoint"),
       client_(c),
       services_(informers.get(client::allObjects("", "v1", "services"))),

@@ -14,13 +14,13 @@ namespace shepherd::controllers {
 // Thread-safety: as Controller; handlers only read caches and queue keys.
 class EndpointsController : public Controller {
  public:
-  EndpointsController(client::RestClient& c, client::SharedInformers& informers);
+  EndpointsController(client::Client& c, client::SharedInformers& informers);
 
  protected:
   Result<SyncResult> sync(const std::string& key) override;
 
  private:
-  client::RestClient& client_;
+  client::Client& client_;
   client::Informer& services_;
   client::Informer& pods_;
   client::Informer& endpoints_;

@@ -20,7 +20,7 @@ std::string managedServiceKey(const json::Value& slice) {
 
 }  // namespace
 
-EndpointSliceController::EndpointSliceController(client::RestClient& c, client::SharedInformers& informers,
+EndpointSliceController::EndpointSliceController(client::Client& c, client::SharedInformers& informers,
                                                  size_t max_per_slice)
     : Controller("endpointslice"),
       client_(c),

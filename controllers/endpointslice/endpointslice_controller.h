@@ -16,7 +16,7 @@ namespace shepherd::controllers {
 // queue keys.
 class EndpointSliceController : public Controller {
  public:
-  EndpointSliceController(client::RestClient& c, client::SharedInformers& informers, size_t max_per_slice);
+  EndpointSliceController(client::Client& c, client::SharedInformers& informers, size_t max_per_slice);
 
  protected:
   Result<SyncResult> sync(const std::string& key) override;
@@ -24,7 +24,7 @@ class EndpointSliceController : public Controller {
  private:
   void onSlice(const json::Value& slice);
 
-  client::RestClient& client_;
+  client::Client& client_;
   client::Informer& services_;
   client::Informer& pods_;
   client::Informer& slices_;

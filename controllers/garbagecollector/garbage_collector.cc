@@ -47,7 +47,7 @@ std::string objectPath(const client::ApiResource& r, const json::Value& obj) {
 
 }  // namespace
 
-GarbageCollector::GarbageCollector(client::RestClient& c, client::SharedInformers& informers,
+GarbageCollector::GarbageCollector(client::Client& c, client::SharedInformers& informers,
                                    const std::vector<client::ApiResource>& resources)
     : Controller("garbagecollector"), client_(c) {
   for (auto& r : resources) {

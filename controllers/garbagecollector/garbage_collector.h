@@ -28,7 +28,7 @@ namespace shepherd::controllers {
 // Thread-safety: as Controller; handlers only read caches and add keys.
 class GarbageCollector : public Controller {
  public:
-  GarbageCollector(client::RestClient& c, client::SharedInformers& informers,
+  GarbageCollector(client::Client& c, client::SharedInformers& informers,
                    const std::vector<client::ApiResource>& resources);
   size_t monitored() const { return monitors_.size(); }
 
@@ -61,7 +61,7 @@ class GarbageCollector : public Controller {
   Status removeFinalizer(const Monitor& m, const json::Value& obj, std::string_view finalizer);
   Status removeOwnerReferences(const Monitor& m, const json::Value& obj, const std::set<std::string>& uids);
 
-  client::RestClient& client_;
+  client::Client& client_;
   std::vector<Monitor> monitors_;
 };
 

@@ -33,6 +33,9 @@ class Controller {
   virtual void run(int workers);
   // Drains the queue's current work and joins the workers.
   virtual void stop();
+  // One sync of `key` on the calling thread, as a worker runs it (unit tests drive
+  // controllers this way, as upstream's tests call syncHandler).
+  Result<SyncResult> syncNow(const std::string& key) { return sync(key); }
 
  protected:
   virtual Result<SyncResult> sync(const std::string& key) = 0;

@@ -30,7 +30,7 @@ json::Value controllerReference(const Owner& owner, json::Allocator& a) {
 }
 
 Result<std::vector<client::Object>> claimObjects(
-    client::RestClient& client, const Owner& owner, const meta::LabelSelector& selector,
+    client::Client& client, const Owner& owner, const meta::LabelSelector& selector,
     const std::vector<client::Object>& candidates,
     const std::function<std::string(const json::Value&)>& path_of) {
   std::vector<client::Object> claimed;

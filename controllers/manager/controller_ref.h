@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "client/client.h"
 #include "client/informer.h"
-#include "client/rest_client.h"
 #include "meta/selectors.h"
 
 namespace shepherd::controllers {
@@ -23,7 +23,7 @@ struct Owner {
 // `candidates`: the objects in the owner's namespace; `path_of` gives a candidate's API
 // path (for the patches). Returns the claimed objects (adopted ones as updated).
 Result<std::vector<client::Object>> claimObjects(
-    client::RestClient& client, const Owner& owner, const meta::LabelSelector& selector,
+    client::Client& client, const Owner& owner, const meta::LabelSelector& selector,
     const std::vector<client::Object>& candidates,
     const std::function<std::string(const json::Value&)>& path_of);
 

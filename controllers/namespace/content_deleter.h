@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "client/rest_client.h"
+#include "client/client.h"
 #include "common/clock.h"
 #include "common/json.h"
 
@@ -42,7 +42,7 @@ json::Value namespaceConditions(const ContentDeletionReport& r, const json::Valu
 // is guarded by a mutex.
 class NamespacedContentDeleter {
  public:
-  explicit NamespacedContentDeleter(client::RestClient& c) : client_(c) {}
+  explicit NamespacedContentDeleter(client::Client& c) : client_(c) {}
   ContentDeletionReport deleteAll(const std::string& ns, clock::TimePoint deleted_at);
 
  private:
@@ -50,7 +50,7 @@ class NamespacedContentDeleter {
   void deleteResource(const NamespacedResource& r, const std::string& ns, clock::TimePoint deleted_at,
                       ContentDeletionReport& report);
 
-  client::RestClient& client_;
+  client::Client& client_;
   std::mutex mu_;
   std::vector<NamespacedResource> cached_;
   std::chrono::steady_clock::time_point cached_at_{};

@@ -8,7 +8,7 @@ namespace {
 constexpr const char* kFinalizer = "kubernetes";
 }
 
-NamespaceController::NamespaceController(client::RestClient& c, client::SharedInformers& informers)
+NamespaceController::NamespaceController(client::Client& c, client::SharedInformers& informers)
     : Controller("namespace"), client_(c), deleter_(c) {
   client::EventHandlers h;
   auto enqueue = [this](const client::Object& obj) {

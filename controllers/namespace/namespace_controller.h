@@ -13,7 +13,7 @@ namespace shepherd::controllers {
 // Thread-safety: as Controller; the informer handlers only add keys to the queue.
 class NamespaceController : public Controller {
  public:
-  NamespaceController(client::RestClient& c, client::SharedInformers& informers);
+  NamespaceController(client::Client& c, client::SharedInformers& informers);
 
  protected:
   Result<SyncResult> sync(const std::string& key) override;
@@ -23,7 +23,7 @@ class NamespaceController : public Controller {
   Result<json::Document> updateConditions(const json::Value& ns, const ContentDeletionReport& report);
   Status finalize(const json::Value& ns);
 
-  client::RestClient& client_;
+  client::Client& client_;
   NamespacedContentDeleter deleter_;
 };
 

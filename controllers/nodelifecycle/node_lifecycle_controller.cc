@@ -48,7 +48,7 @@ bool tolerates(const json::Value& tol, const json::Value& taint) {
 
 }  // namespace
 
-NodeLifecycleController::NodeLifecycleController(client::RestClient& c, client::SharedInformers& informers,
+NodeLifecycleController::NodeLifecycleController(client::Client& c, client::SharedInformers& informers,
                                                  client::EventRecorder& events, NodeLifecycleOptions opts)
     : Controller("nodelifecycle"),
       client_(c),

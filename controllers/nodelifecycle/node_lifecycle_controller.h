@@ -28,7 +28,7 @@ struct NodeLifecycleOptions {
 // Thread-safety: as Controller; the heartbeat table is guarded by a mutex.
 class NodeLifecycleController : public Controller {
  public:
-  NodeLifecycleController(client::RestClient& c, client::SharedInformers& informers,
+  NodeLifecycleController(client::Client& c, client::SharedInformers& informers,
                           client::EventRecorder& events, NodeLifecycleOptions opts);
   ~NodeLifecycleController() override;
   // run() also starts the monitor that looks at every node each monitor period.
@@ -51,7 +51,7 @@ class NodeLifecycleController : public Controller {
   // Evicts what is due; the time of the next eviction that is not due yet (0: none).
   std::chrono::milliseconds evictPods(const json::Value& node);
 
-  client::RestClient& client_;
+  client::Client& client_;
   client::Informer& nodes_;
   client::Informer& leases_;
   client::Informer& pods_;

@@ -44,7 +44,7 @@ int64_t minReadySecondsOf(const json::Value& rs) {
 
 }  // namespace
 
-ReplicaSetController::ReplicaSetController(client::RestClient& c, client::SharedInformers& informers,
+ReplicaSetController::ReplicaSetController(client::Client& c, client::SharedInformers& informers,
                                            client::EventRecorder& events)
     : Controller("replicaset"),
       client_(c),

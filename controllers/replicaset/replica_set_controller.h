@@ -21,8 +21,7 @@ class ReplicaSetController : public Controller {
   static constexpr int kBurstReplicas = 500;
   // Threads creating one slow-start batch (upstream starts a goroutine per pod).
   static constexpr int kMaxParallelCreates = 32;
-  ReplicaSetController(client::RestClient& c, client::SharedInformers& informers,
-                       client::EventRecorder& events);
+  ReplicaSetController(client::Client& c, client::SharedInformers& informers, client::EventRecorder& events);
 
  protected:
   Result<SyncResult> sync(const std::string& key) override;
@@ -41,7 +40,7 @@ class ReplicaSetController : public Controller {
   Status updateStatus(const json::Value& rs, const std::vector<client::Object>& pods,
                       const Status& manage_error);
 
-  client::RestClient& client_;
+  client::Client& client_;
   client::Informer& replicasets_;
   client::Informer& pods_;
   client::EventRecorder& events_;

@@ -28,8 +28,7 @@ bool upToDate(const json::Value& cm, const std::string& pem) {
 }
 }  // namespace
 
-RootCaPublisher::RootCaPublisher(client::RestClient& c, client::SharedInformers& informers,
-                                 std::string ca_pem)
+RootCaPublisher::RootCaPublisher(client::Client& c, client::SharedInformers& informers, std::string ca_pem)
     : Controller("root-ca-cert-publisher"),
       client_(c),
       namespaces_(informers.get(client::allObjects("", "v1", "namespaces"))),

@@ -11,13 +11,13 @@ namespace shepherd::controllers {
 // Thread-safety: as Controller.
 class RootCaPublisher : public Controller {
  public:
-  RootCaPublisher(client::RestClient& c, client::SharedInformers& informers, std::string ca_pem);
+  RootCaPublisher(client::Client& c, client::SharedInformers& informers, std::string ca_pem);
 
  protected:
   Result<SyncResult> sync(const std::string& ns) override;
 
  private:
-  client::RestClient& client_;
+  client::Client& client_;
   client::Informer& namespaces_;
   client::Informer& configmaps_;
   std::string ca_pem_;

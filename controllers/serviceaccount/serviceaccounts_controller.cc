@@ -13,8 +13,7 @@ client::InformerOptions accountsOptions() {
 }
 }  // namespace
 
-ServiceAccountsController::ServiceAccountsController(client::RestClient& c,
-                                                     client::SharedInformers& informers)
+ServiceAccountsController::ServiceAccountsController(client::Client& c, client::SharedInformers& informers)
     : Controller("serviceaccount"),
       client_(c),
       namespaces_(informers.get(client::allObjects("", "v1", "namespaces"))),

@@ -10,13 +10,13 @@ namespace shepherd::controllers {
 // Thread-safety: as Controller.
 class ServiceAccountsController : public Controller {
  public:
-  ServiceAccountsController(client::RestClient& c, client::SharedInformers& informers);
+  ServiceAccountsController(client::Client& c, client::SharedInformers& informers);
 
  protected:
   Result<SyncResult> sync(const std::string& ns) override;
 
  private:
-  client::RestClient& client_;
+  client::Client& client_;
   client::Informer& namespaces_;
   client::Informer& accounts_;
 };

@@ -1,7 +1,7 @@
 #include "handlers/patch/patch.h"
 
+#include "common/json_merge_patch.h"
 #include "handlers/patch/json_patch.h"
-#include "handlers/patch/merge_patch.h"
 #include "handlers/patch/strategic_merge.h"
 
 namespace shepherd::handlers::patch {
@@ -18,13 +18,14 @@ Result<PatchType> patchTypeOf(const std::string& media_type) {
       "application/strategic-merge-patch+json");
 }
 
-Status applyPatch(PatchType type, json::Document& target, const json::Value& patch, const apis::SchemaNode* schema) {
+Status applyPatch(PatchType type, json::Document& target, const json::Value& patch,
+                  const apis::SchemaNode* schema) {
   switch (type) {
     case PatchType::Json:
       return applyJsonPatch(target, patch);
     case PatchType::Merge:
       if (!patch.IsObject()) return ApiError::badRequest("the patch must be a JSON object");
-      applyMergePatch(target, patch, target.GetAllocator());
+      json::applyMergePatch(target, patch, target.GetAllocator());
       return okStatus();
     case PatchType::Strategic:
       return applyStrategicMergePatch(target, patch, schema, target.GetAllocator());

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "common/url.h"
+
 namespace shepherd::http {
 
 void fillRequest(Request& out, boost::beast::http::request<boost::beast::http::string_body>&& msg) {

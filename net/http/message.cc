@@ -60,27 +60,4 @@ Response plainText(int status, std::string body) {
   return r;
 }
 
-std::string percentDecode(std::string_view s, bool plus_is_space) {
-  std::string out;
-  out.reserve(s.size());
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace shepherd::http

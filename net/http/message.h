@@ -97,7 +97,6 @@ class Responder {
 // A plain-text answer (as a kubelet gives its errors).
 Response plainText(int status, std::string body);
 
-std::string percentDecode(std::string_view s, bool plus_is_space);
 // The non-empty segments of a path: "/api//v1/" -> {"api", "v1"}.
 std::vector<std::string> pathSegments(std::string_view path);
 

@@ -27,7 +27,8 @@ class ControllerManager:
         self.proc = subprocess.Popen(
             [CM_BIN, "--kubeconfig", server.kubeconfig, "--root-ca-file", self.ca_file,
              "--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3",
-             "--leader-elect-retry-period=1", "--max-endpoints-per-slice=2"],
+             "--leader-elect-retry-period=1", "--max-endpoints-per-slice=2",
+             "--pod-gc-check-period=1s", "--pod-gc-quarantine=2s"],
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
     def log_tail(self):
@@ -195,6 +196,22 @@ def test_namespace_deletion_waits_for_pods_then_finalizers(cluster):
     wait_for("the namespace to be gone", lambda: get(api, "/api/v1/namespaces/" + ns) is None, timeout=30)
 
 
+def test_pods_on_a_node_that_does_not_exist_are_collected(cluster):
+    # Bound to a node that is not there: no kubelet will ever finish them. The pod garbage
+    # collector fails and removes them once the node is confirmed gone, so deleting their
+    # namespace completes (it used to stay Terminating for ever).
+    srv, _ = cluster
+    api = srv.api
+    ns = new_namespace(api)
+    pod = {"metadata": {"name": "ghostly"}, "spec": {"nodeName": "no-such-node",
+                                                    "containers": [{"name": "c", "image": "busybox"}]}}
+    st, _, body = api.post("/api/v1/namespaces/%s/pods" % ns, pod)
+    assert st == 201, body
+    st, _, body = api.delete("/api/v1/namespaces/" + ns)
+    assert st == 200, body
+    wait_for("the namespace gone", lambda: get(api, "/api/v1/namespaces/" + ns) is None, timeout=30)
+
+
 def test_objects_are_not_recreated_in_a_terminating_namespace(cluster):
     srv, _ = cluster
     api = srv.api
@@ -348,6 +365,9 @@ def pods_of(api, ns, selector):
 def make_ready(api, ns, pod, node=None, since=None):
     name = pod["metadata"]["name"]
     if node:
+        # The node must exist: the pod garbage collector removes pods bound to missing nodes.
+        st, _, body = api.post("/api/v1/nodes", {"metadata": {"name": node}})
+        assert st in (201, 409), body
         st, _, body = api.post("/api/v1/namespaces/%s/pods/%s/binding" % (ns, name),
                                {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
                                 "target": {"kind": "Node", "name": node}})

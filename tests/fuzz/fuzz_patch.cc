@@ -5,8 +5,8 @@
 
 #include "apis/schema.h"
 #include "common/json.h"
+#include "common/json_merge_patch.h"
 #include "handlers/patch/json_patch.h"
-#include "handlers/patch/merge_patch.h"
 #include "handlers/patch/strategic_merge.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)handlers::patch::applyJsonPatch(target, patch);
       break;
     case 1:
-      if (patch.IsObject()) handlers::patch::applyMergePatch(target, patch, target.GetAllocator());
+      if (patch.IsObject()) json::applyMergePatch(target, patch, target.GetAllocator());
       break;
     case 2: {
       const apis::SchemaNode* pod = apis::SchemaRegistry::instance().definition("io.k8s.api.core.v1.Pod");

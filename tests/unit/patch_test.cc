@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "apis/schema.h"
+#include "common/json_merge_patch.h"
 #include "handlers/patch/json_patch.h"
-#include "handlers/patch/merge_patch.h"
 #include "handlers/patch/strategic_merge.h"
 
 using namespace shepherd;
@@ -19,7 +19,7 @@ json::Document doc(const std::string& s) {
 std::string merge(const std::string& target, const std::string& patch) {
   auto t = doc(target);
   auto p = doc(patch);
-  applyMergePatch(t, p, t.GetAllocator());
+  json::applyMergePatch(t, p, t.GetAllocator());
   return json::serialize(t);
 }
 std::string jsonPatch(const std::string& target, const std::string& ops, int* code = nullptr) {

@@ -1,0 +1,21 @@
+#include "plugins/admission/chain.h"
+
+#include "plugins/admission/node_restriction.h"
+#include "plugins/admission/pod_defaults.h"
+#include "plugins/admission/rbac_escalation.h"
+
+namespace shepherd::plugins::admission {
+
+std::unique_ptr<shepherd::admission::Chain> buildChain(const ChainOptions& o) {
+  auto chain = std::make_unique<shepherd::admission::Chain>();
+  chain->add(std::make_unique<ServiceAccount>());
+  if (o.authorizer && o.registry) chain->add(std::make_unique<NodeRestriction>(*o.registry));
+  chain->add(std::make_unique<Priority>());
+  chain->add(std::make_unique<DefaultTolerationSeconds>(o.default_not_ready_toleration_seconds,
+                                                        o.default_unreachable_toleration_seconds));
+  if (o.authorizer && o.rbac_policy)
+    chain->add(std::make_unique<RbacEscalation>(*o.authorizer, o.rbac_policy));
+  return chain;
+}
+
+}  // namespace shepherd::plugins::admission

@@ -1,0 +1,186 @@
+// The admission chain and its plugins, on objects as the store hands them over.
+#include <gtest/gtest.h>
+
+#include "apis/catalog.h"
+#include "plugins/admission/chain.h"
+#include "plugins/admission/node_restriction.h"
+#include "plugins/admission/pod_defaults.h"
+#include "registry/registry.h"
+#include "storage/sqlite_storage.h"
+#include "test_util.h"
+
+using namespace shepherd;
+using admission::Attributes;
+using admission::Operation;
+
+namespace {
+
+json::Document doc(const std::string& s) {
+  json::Document d;
+  EXPECT_TRUE(json::parse(s, d).ok()) << s;
+  return d;
+}
+
+Attributes attrs(Operation op, const char* plural, const std::string& user, const std::string& sub = "",
+                 const std::string& name = "") {
+  Attributes a;
+  a.operation = op;
+  a.resource = apis::Catalog::instance()
+                   .find(plural == std::string("leases") ? "coordination.k8s.io" : "", "v1", plural)
+                   .get();
+  a.subresource = sub;
+  a.ns = plural == std::string("leases") ? "kube-node-lease" : "default";
+  a.name = name;
+  a.user.name = user;
+  if (user.rfind("system:node:", 0) == 0) a.user.groups = {"system:nodes"};
+  return a;
+}
+
+struct Env {
+  testutil::TempDir dir;
+  std::unique_ptr<storage::SqliteStorage> storage;
+  std::unique_ptr<registry::Registry> reg;
+  Env() {
+    storage::SqliteOptions o;
+    o.path = dir.path() + "/db";
+    storage = std::move(storage::SqliteStorage::open(o).value);
+    reg = std::move(registry::Registry::start(*storage, registry::RegistryOptions{}).value());
+  }
+};
+
+}  // namespace
+
+TEST(Admission, ChainRunsEveryPluginInOrder) {
+  plugins::admission::ChainOptions o;
+  auto chain = plugins::admission::buildChain(o);
+  EXPECT_EQ(chain->names(),
+            (std::vector<std::string>{"ServiceAccount", "Priority", "DefaultTolerationSeconds"}));
+  Env e;
+  o.registry = e.reg.get();
+  auth::AlwaysAllowAuthorizer allow;
+  o.authorizer = &allow;
+  EXPECT_EQ(plugins::admission::buildChain(o)->names(),
+            (std::vector<std::string>{"ServiceAccount", "NodeRestriction", "Priority",
+                                      "DefaultTolerationSeconds"}));
+}
+
+TEST(Admission, NewPodsGetServiceAccountPriorityAndTolerations) {
+  plugins::admission::ChainOptions o;
+  o.default_not_ready_toleration_seconds = 30;
+  o.default_unreachable_toleration_seconds = 40;
+  auto chain = plugins::admission::buildChain(o);
+  auto pod = doc(R"({"spec":{"containers":[{"name":"c","image":"x"}],
+                  "tolerations":[{"key":"node.kubernetes.io/unreachable","operator":"Exists"}]}})");
+  ASSERT_TRUE(chain->admit(attrs(Operation::Create, "pods", "alice"), pod, nullptr).ok());
+  EXPECT_EQ(json::getStringPath(pod, {"spec", "serviceAccountName"}), "default");
+  EXPECT_EQ(json::getStringPath(pod, {"spec", "serviceAccount"}), "default");
+  EXPECT_EQ(json::findPath(pod, {"spec", "priority"})->GetInt(), 0);
+  EXPECT_EQ(json::getStringPath(pod, {"spec", "preemptionPolicy"}), "PreemptLowerPriority");
+  // The unreachable taint was tolerated already (for ever): only not-ready is added.
+  const json::Value& ts = *json::findPath(pod, {"spec", "tolerations"});
+  ASSERT_EQ(ts.Size(), 2u);
+  EXPECT_EQ(json::getString(ts[1], "key"), "node.kubernetes.io/not-ready");
+  EXPECT_EQ(json::getInt(ts[1], "tolerationSeconds").value(), 30);
+  // A named account and a priority class are kept; subresources are left alone.
+  auto named = doc(R"({"spec":{"serviceAccountName":"builder","priorityClassName":"high","containers":[]}})");
+  ASSERT_TRUE(chain->admit(attrs(Operation::Create, "pods", "alice"), named, nullptr).ok());
+  EXPECT_EQ(json::getStringPath(named, {"spec", "serviceAccount"}), "builder");
+  EXPECT_FALSE(json::findPath(named, {"spec", "priority"}));
+  auto status = doc(R"({"spec":{"containers":[]}})");
+  ASSERT_TRUE(chain->admit(attrs(Operation::Update, "pods", "alice", "status"), status, nullptr).ok());
+  EXPECT_FALSE(json::findPath(status, {"spec", "tolerations"}));
+}
+
+TEST(Admission, NodeRestrictionKeepsNodesToTheirOwnObjects) {
+  Env e;
+  plugins::admission::NodeRestriction nr(*e.reg);
+  auto ok = [&](const Attributes& a, const std::string& obj, const std::string& old = "") -> std::string {
+    auto o = doc(obj);
+    json::Document od;
+    if (!old.empty()) od = doc(old);
+    auto st = nr.admit(a, o, old.empty() ? nullptr : &od);
+    return st.ok() ? "" : st.error().message;
+  };
+  const std::string n1 = "system:node:n1";
+  EXPECT_EQ(
+      ok(attrs(Operation::Create, "pods", n1),
+         R"({"metadata":{"name":"p","annotations":{"kubernetes.io/config.mirror":"x"}},"spec":{"nodeName":"n1"}})"),
+      "");
+  EXPECT_EQ(
+      ok(attrs(Operation::Create, "pods", n1), R"({"metadata":{"name":"p"},"spec":{"nodeName":"n1"}})"),
+      "pods \"p\" is forbidden: pod does not have \"kubernetes.io/config.mirror\" annotation, node \"n1\" "
+      "can only create mirror pods");
+  EXPECT_EQ(
+      ok(attrs(Operation::Update, "pods", n1, "status", "p"), "{}", R"({"spec":{"nodeName":"n2"}})"),
+      "pods \"p\" is forbidden: node \"n1\" can only update pod status for pods with spec.nodeName set to "
+      "itself");
+  EXPECT_EQ(
+      ok(attrs(Operation::Update, "pods", n1, "", "p"), "{}", R"({"spec":{"nodeName":"n1"}})"),
+      "pods \"p\" is forbidden: unexpected operation \"UPDATE\", node \"n1\" can only create and delete "
+      "mirror pods");
+  EXPECT_EQ(ok(attrs(Operation::Delete, "pods", n1, "", "p"), "{}", R"({"spec":{"nodeName":"n1"}})"), "");
+  EXPECT_EQ(ok(attrs(Operation::Update, "nodes", n1, "", "n1"), R"({"spec":{"taints":[{"key":"k"}]}})",
+               R"({"spec":{}})"),
+            "nodes \"n1\" is forbidden: node \"n1\" is not allowed to modify taints");
+  EXPECT_EQ(ok(attrs(Operation::Update, "nodes", n1, "status", "n1"), R"({"spec":{"taints":[{"key":"k"}]}})",
+               R"({"spec":{}})"),
+            "");
+  EXPECT_EQ(ok(attrs(Operation::Create, "nodes", n1), R"({"metadata":{"name":"n2"}})"),
+            "nodes \"n2\" is forbidden: node \"n1\" is not allowed to modify node \"n2\"");
+  EXPECT_EQ(
+      ok(attrs(Operation::Create, "leases", n1), R"({"metadata":{"name":"n2"}})"),
+      "leases.coordination.k8s.io \"n2\" is forbidden: can only access node lease with the same name as the "
+      "requesting node");
+  // Not a node: untouched.
+  EXPECT_EQ(ok(attrs(Operation::Update, "pods", "alice", "", "p"), "{}", R"({"spec":{"nodeName":"n1"}})"),
+            "");
+}
+
+namespace {
+
+// Records what the store asks of it; refuses what `refuse` names.
+struct Recorder final : admission::Plugin {
+  mutable std::vector<std::string> seen;
+  std::string refuse;
+  const char* name() const override { return "Recorder"; }
+  Status admit(const Attributes& a, json::Document& obj, const json::Value* old) const override {
+    seen.push_back(std::string("admit ") + admission::operationName(a.operation) + (old ? " old" : ""));
+    if (a.operation == Operation::Create)
+      json::setString(json::ensureObject(obj, "metadata", obj.GetAllocator()), "generateName", "",
+                      obj.GetAllocator());
+    return refuse == seen.back() ? Status(ApiError::forbidden("", "configmaps", a.name, "no")) : okStatus();
+  }
+  Status validate(const Attributes& a, const json::Value&, const json::Value* old) const override {
+    seen.push_back(std::string("validate ") + admission::operationName(a.operation) + (old ? " old" : ""));
+    return refuse == seen.back() ? Status(ApiError::forbidden("", "configmaps", a.name, "no")) : okStatus();
+  }
+};
+
+}  // namespace
+
+TEST(Admission, TheStoreRunsBothPhasesOnEveryWrite) {
+  Env e;
+  ASSERT_TRUE(e.reg->bootstrap(6443).ok());
+  admission::Chain chain;
+  auto rec = std::make_unique<Recorder>();
+  Recorder* r = rec.get();
+  chain.add(std::move(rec));
+  registry::Store& cms = *e.reg->store("", "v1", "configmaps");
+  registry::WriteOptions wo;
+  wo.admission.chain = &chain;
+  wo.admission.attributes.resource = &cms.resource();
+  auto cm = doc(R"({"metadata":{"name":"a"},"data":{"k":"v"}})");
+  ASSERT_TRUE(cms.create("default", cm, wo).ok());
+  auto upd = doc(R"({"metadata":{"name":"a"},"data":{"k":"w"}})");
+  ASSERT_TRUE(cms.update("default", "a", upd, wo, registry::Subresource::Main).ok());
+  registry::DeleteOptions d;
+  d.admission = wo.admission;
+  r->refuse = "validate DELETE old";
+  auto del = cms.remove("default", "a", d);
+  ASSERT_FALSE(del.ok());
+  EXPECT_EQ(del.error().code, 403);
+  EXPECT_TRUE(cms.get("default", "a").ok());  // refused: still there
+  EXPECT_EQ(r->seen,
+            (std::vector<std::string>{"admit CREATE", "validate CREATE", "admit UPDATE old",
+                                      "validate UPDATE old", "admit DELETE old", "validate DELETE old"}));
+}
