@@ -21,8 +21,8 @@ std::string quoted(const std::string& s) {
   return std::string(sb.GetString(), sb.GetSize());
 }
 
-int64_t wallSeconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(clock::now().time_since_epoch()).count();
+int64_t wallSeconds(const clock::Clock& c) {
+  return std::chrono::duration_cast<std::chrono::seconds>(c.now().time_since_epoch()).count();
 }
 
 std::string family(const std::string& address) {
@@ -104,12 +104,13 @@ bool parseLease(const std::string& value, ApiServerEndpoint& e, int64_t& renewed
 }  // namespace
 
 ApiServerLeases::ApiServerLeases(Registry& registry, ApiServerEndpoint self, bool exclusive,
-                                 std::chrono::seconds ttl)
+                                 std::chrono::seconds ttl, const clock::Clock& clock)
     : registry_(registry),
       storage_(registry.storage()),
       self_(std::move(self)),
       exclusive_(exclusive),
-      ttl_(ttl) {}
+      ttl_(ttl),
+      clock_(clock) {}
 
 std::string ApiServerLeases::key(const ApiServerEndpoint& e) const {
   return std::string(kLeasePrefix) + e.address + ":" + std::to_string(e.port);
@@ -127,7 +128,7 @@ Result<std::vector<ApiServerEndpoint>> ApiServerLeases::reconcile() {
     if (auto st = writeEndpoints(live); !st) return st.error();
     return live;
   }
-  int64_t now = wallSeconds();
+  int64_t now = wallSeconds(clock_);
   std::string mine = R"({"address":)" + quoted(self_.address) + R"(,"port":)" + std::to_string(self_.port) +
                      R"(,"renewTime":)" + std::to_string(now) + "}";
   auto created = storage_.create(key(self_), mine);
@@ -168,7 +169,7 @@ void ApiServerLeases::release() {
   auto leases = storage_.list(req);
   if (!leases.ok()) return;
   std::vector<ApiServerEndpoint> rest;
-  int64_t now = wallSeconds();
+  int64_t now = wallSeconds(clock_);
   for (const storage::KeyValue& kv : leases.value.kvs) {
     ApiServerEndpoint e;
     int64_t renewed = 0;

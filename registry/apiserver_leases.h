@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/api_error.h"
+#include "common/clock.h"
 #include "registry/registry.h"
 #include "storage/storage.h"
 
@@ -32,7 +33,8 @@ class ApiServerLeases {
   // `exclusive`: this server is the only one (the embedded store): it keeps no lease (no
   // periodic writes), drops any left over, and default/kubernetes lists just itself.
   ApiServerLeases(Registry& registry, ApiServerEndpoint self, bool exclusive,
-                  std::chrono::seconds ttl = std::chrono::seconds(15));
+                  std::chrono::seconds ttl = std::chrono::seconds(15),
+                  const clock::Clock& clock = clock::realClock());
 
   // Renews this server's lease, drops expired ones and writes default/kubernetes when
   // the live set differs from it. Returns the live servers.
@@ -49,6 +51,7 @@ class ApiServerLeases {
   ApiServerEndpoint self_;
   bool exclusive_;
   std::chrono::seconds ttl_;
+  const clock::Clock& clock_;
 };
 
 }  // namespace shepherd::registry

@@ -7,21 +7,21 @@ bool Expectations::satisfied(const std::string& key) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return true;
   const Entry& e = it->second;
-  return (e.adds <= 0 && e.deletes.empty()) || Clock::now() - e.at > ttl_;
+  return (e.adds <= 0 && e.deletes.empty()) || clock_.steady() - e.at > ttl_;
 }
 
 void Expectations::expectCreations(const std::string& key, int n) {
   std::lock_guard<std::mutex> g(mu_);
   Entry& e = entries_[key];
   e.adds = n;
-  e.at = Clock::now();
+  e.at = clock_.steady();
 }
 
 void Expectations::expectDeletions(const std::string& key, const std::set<std::string>& pod_keys) {
   std::lock_guard<std::mutex> g(mu_);
   Entry& e = entries_[key];
   e.deletes = pod_keys;
-  e.at = Clock::now();
+  e.at = clock_.steady();
 }
 
 void Expectations::creationObserved(const std::string& key) {

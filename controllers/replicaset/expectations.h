@@ -9,13 +9,17 @@
 #include <set>
 #include <string>
 
+#include "common/clock.h"
+
 namespace shepherd::controllers {
 
 // Thread-safety: every method may be called from any thread.
 class Expectations {
  public:
-  using Clock = std::chrono::steady_clock;
-  explicit Expectations(Clock::duration ttl = std::chrono::minutes(5)) : ttl_(ttl) {}
+  using TimePoint = std::chrono::steady_clock::time_point;
+  explicit Expectations(std::chrono::steady_clock::duration ttl = std::chrono::minutes(5),
+                        const clock::Clock& clock = clock::realClock())
+      : ttl_(ttl), clock_(clock) {}
 
   bool satisfied(const std::string& key);
   void expectCreations(const std::string& key, int n);
@@ -29,9 +33,10 @@ class Expectations {
   struct Entry {
     int adds = 0;
     std::set<std::string> deletes;
-    Clock::time_point at;
+    TimePoint at;
   };
-  Clock::duration ttl_;
+  std::chrono::steady_clock::duration ttl_;
+  const clock::Clock& clock_;
   std::mutex mu_;
   std::map<std::string, Entry> entries_;
 };

@@ -210,7 +210,8 @@ TEST(PodState, DeletionOrderAsUpstream) {
 }
 
 TEST(Expectations, SatisfiedOnlyWhenObservedOrExpired) {
-  controllers::Expectations e(std::chrono::milliseconds(200));
+  clock::FakeClock clk;
+  controllers::Expectations e(std::chrono::milliseconds(200), clk);
   EXPECT_TRUE(e.satisfied("ns/rs"));
   e.expectCreations("ns/rs", 2);
   EXPECT_FALSE(e.satisfied("ns/rs"));
@@ -222,7 +223,9 @@ TEST(Expectations, SatisfiedOnlyWhenObservedOrExpired) {
   e.deletionObserved("ns/rs", "ns/a");
   e.deletionObserved("ns/rs", "ns/a");  // the same pod twice counts once
   EXPECT_FALSE(e.satisfied("ns/rs"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  clk.advance(std::chrono::milliseconds(199));
+  EXPECT_FALSE(e.satisfied("ns/rs"));
+  clk.advance(std::chrono::milliseconds(2));
   EXPECT_TRUE(e.satisfied("ns/rs"));  // a lost event does not block the key forever
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <future>
 #include <thread>
 
@@ -63,12 +64,25 @@ std::string request(int port, const std::string& raw) {
 struct TestServer {
   std::atomic<int> streamsClosed{0};
   std::atomic<int> blocked{0};
+  std::atomic<int> laterStarted{0};
+  std::condition_variable changed;  // any of the above or lastStream changed (under mu)
   std::promise<void> release_;
   std::shared_future<void> gate = release_.get_future().share();
   std::shared_ptr<StreamWriter> lastStream;
   std::mutex mu;
   Server server;
   int port = 0;
+  // Waits (up to 10 s) until `pred` holds; it is checked under mu.
+  template <class P>
+  bool waitFor(P pred) {
+    std::unique_lock<std::mutex> lk(mu);
+    return changed.wait_for(lk, std::chrono::seconds(10), pred);
+  }
+  void bump(std::atomic<int>& counter) {
+    std::lock_guard<std::mutex> g(mu);
+    ++counter;
+    changed.notify_all();
+  }
   TestServer(ServerOptions o = {})
       : server(o, [this](Request& req, std::shared_ptr<Responder> resp) { handle(req, resp); }) {
     auto p = server.start();
@@ -85,6 +99,7 @@ struct TestServer {
       return resp->send(r);
     }
     if (req.path == "/later") {
+      bump(laterStarted);
       // Answered from a foreign thread, as a group commit would.
       std::thread([resp] {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -94,10 +109,11 @@ struct TestServer {
     }
     if (req.path == "/stream") {
       auto w = resp->startStream(200, {{"Content-Type", "application/json"}});
-      w->onClose([this] { ++streamsClosed; });
+      w->onClose([this] { bump(streamsClosed); });
       {
         std::lock_guard<std::mutex> g(mu);
         lastStream = w;
+        changed.notify_all();
       }
       std::thread([w] {
         for (int i = 0; i < 100; ++i) {
@@ -111,13 +127,14 @@ struct TestServer {
     }
     if (req.path == "/forever") {
       auto w = resp->startStream(200, {{"Content-Type", "application/json"}});
-      w->onClose([this] { ++streamsClosed; });
+      w->onClose([this] { bump(streamsClosed); });
       std::lock_guard<std::mutex> g(mu);
       lastStream = w;
+      changed.notify_all();
       return;
     }
     if (req.path == "/block") {  // holds its worker until release()
-      ++blocked;
+      bump(blocked);
       gate.wait();
       return resp->send(Response{200, {{"Content-Type", "text/plain"}}, "released"});
     }
@@ -205,8 +222,7 @@ TEST(HttpServer, ClientThatVanishesEndsItsStream) {
   sendAll(fd, "GET /forever HTTP/1.1\r\nHost: x\r\n\r\n");
   readAll(fd, "\r\n\r\n");
   close(fd);
-  for (int i = 0; i < 200 && s.streamsClosed.load() == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(s.waitFor([&] { return s.streamsClosed.load() > 0; }));
   EXPECT_EQ(s.streamsClosed.load(), 1);
   std::lock_guard<std::mutex> g(s.mu);
   Chunk c;
@@ -222,7 +238,7 @@ TEST(HttpServer, SlowReaderIsDroppedNotBuffered) {
   int small = 4096;
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
   sendAll(fd, "GET /forever HTTP/1.1\r\nHost: x\r\n\r\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(s.waitFor([&] { return s.lastStream != nullptr; }));
   std::shared_ptr<StreamWriter> w;
   {
     std::lock_guard<std::mutex> g(s.mu);
@@ -244,7 +260,7 @@ TEST(HttpServer, StopFinishesInFlightRequests) {
   auto s = std::make_unique<TestServer>();
   int fd = connectTo(s->port);
   sendAll(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(s->waitFor([&] { return s->laterStarted.load() > 0; }));  // in flight
   std::thread stopper([&] { s->server.stop(5); });
   std::string r = readAll(fd);
   stopper.join();
@@ -260,8 +276,7 @@ TEST(HttpServer, MaxInFlightAnswers429WithRetryAfterAndExemptsLongRunning) {
   o.long_running = [](const Request& r) { return r.path == "/forever"; };
   TestServer s(o);
   auto waitBlocked = [&](int n) {
-    for (int i = 0; i < 500 && s.blocked.load() < n; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    s.waitFor([&] { return s.blocked.load() >= n; });
     ASSERT_EQ(s.blocked.load(), n);
   };
   int r1 = connectTo(s.port), r2 = connectTo(s.port), w1 = connectTo(s.port);

@@ -432,9 +432,10 @@ std::vector<std::string> kubernetesEndpoints(Env& e) {
 
 TEST(ApiServerLeases, EndpointsListEveryLiveServerAndDropExpiredOnes) {
   Env e;
-  ApiServerLeases a(*e.reg, {"127.0.0.1", 6443}, false, std::chrono::seconds(1));
-  ApiServerLeases b(*e.reg, {"127.0.0.2", 6443}, false, std::chrono::seconds(1));
-  ApiServerLeases c(*e.reg, {"127.0.0.1", 6444}, false, std::chrono::seconds(1));
+  clock::FakeClock clk;
+  ApiServerLeases a(*e.reg, {"127.0.0.1", 6443}, false, std::chrono::seconds(1), clk);
+  ApiServerLeases b(*e.reg, {"127.0.0.2", 6443}, false, std::chrono::seconds(1), clk);
+  ApiServerLeases c(*e.reg, {"127.0.0.1", 6444}, false, std::chrono::seconds(1), clk);
   ASSERT_TRUE(a.reconcile().ok());
   EXPECT_EQ(kubernetesEndpoints(e), (std::vector<std::string>{"127.0.0.1:6443"}));
   ASSERT_TRUE(b.reconcile().ok());
@@ -448,7 +449,10 @@ TEST(ApiServerLeases, EndpointsListEveryLiveServerAndDropExpiredOnes) {
   EXPECT_TRUE(e.store("discovery.k8s.io", "endpointslices").get("default", "kubernetes-6444").ok());
 
   // b and c stop renewing; a's next rounds drop them once their leases are older than the TTL.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  clk.advance(std::chrono::seconds(1));
+  ASSERT_TRUE(a.reconcile().ok());
+  EXPECT_EQ(kubernetesEndpoints(e).size(), 3u);  // renewed a TTL ago: still live
+  clk.advance(std::chrono::seconds(1));
   ASSERT_TRUE(a.reconcile().ok());
   EXPECT_EQ(kubernetesEndpoints(e), (std::vector<std::string>{"127.0.0.1:6443"}));
   EXPECT_FALSE(e.store("discovery.k8s.io", "endpointslices").get("default", "kubernetes-6444").ok());
