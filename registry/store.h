@@ -98,6 +98,8 @@ class Store {
                    int64_t create_revision) const;
 
  private:
+  // Unconditional writes retry on a conflict this often.
+  static constexpr int kMaxUpdateAttempts = 16;
   Status checkTypeMeta(json::Document& obj) const;
   Status checkNamespaceForCreate(const std::string& ns, const std::string& name) const;
   void validateMetadata(const json::Value& obj, apis::FieldErrors& errs) const;
