@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/free_port.h"
+#include "tests/support/process.h"
 
 namespace shepherd::testsupport {
 
@@ -146,19 +147,7 @@ std::string EtcdProcess::start(const EtcdProcessOptions& options) {
 }
 
 void EtcdProcess::stopProcess() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGTERM);
-  int status;
-  auto deadline = SteadyClock::now() + std::chrono::seconds(5);
-  while (SteadyClock::now() < deadline) {
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  kill(pid_, SIGKILL);
-  waitpid(pid_, &status, 0);
+  stopChild(pid_, SIGTERM, std::chrono::seconds(5));
   pid_ = -1;
 }
 
