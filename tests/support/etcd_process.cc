@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "common/free_port.h"
 #include "tests/support/process.h"
@@ -126,16 +125,17 @@ std::string EtcdProcess::start(const EtcdProcessOptions& options) {
       execv(argv[0], argv.data());
       _exit(127);
     }
-    // etcd tells nobody when it is ready: ask /health until it answers.
+    // etcd tells nobody when it is ready: ask /health every 50 ms until it answers,
+    // waiting in between on the process, so that an exit (e.g. its port was taken: try
+    // again) is seen at once.
     auto deadline = SteadyClock::now() + std::chrono::milliseconds(options.startup_timeout_ms);
     while (SteadyClock::now() < deadline) {
       if (healthy(client_port_)) return "";
       int status;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {  // exited (e.g. port taken): try again
+      if (waitChildExit(pid_, std::chrono::milliseconds(50), status)) {
         pid_ = -1;
         break;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     stopProcess();
   }

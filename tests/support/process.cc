@@ -10,10 +10,7 @@
 
 namespace shepherd::testsupport {
 
-namespace {
-
-// True once the child has exited (and is reaped into status), false after timeout.
-bool waitExit(pid_t pid, std::chrono::milliseconds timeout, int& status) {
+bool waitChildExit(pid_t pid, std::chrono::milliseconds timeout, int& status) {
   if (waitpid(pid, &status, WNOHANG) == pid) return true;
   int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   if (fd >= 0) {  // readable when the process exits
@@ -34,13 +31,11 @@ bool waitExit(pid_t pid, std::chrono::milliseconds timeout, int& status) {
   return false;
 }
 
-}  // namespace
-
 int stopChild(pid_t pid, int sig, std::chrono::milliseconds grace) {
   if (pid <= 0) return -1;
   int status = 0;
   kill(pid, sig);
-  if (waitExit(pid, grace, status)) return status;
+  if (waitChildExit(pid, grace, status)) return status;
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
   return status;

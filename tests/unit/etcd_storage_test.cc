@@ -6,9 +6,13 @@
 #include "storage/etcd_storage.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include "common/free_port.h"
 #include "storage_test_util.h"
@@ -220,4 +224,31 @@ TEST_F(EtcdStorageTest, RootIsReplacedByTheKeyPrefixOnTheWire) {
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen[0].kv.key, "/registry/pods/ns/a");
   EXPECT_EQ(seen[1].kv.key, "/registry/pods/ns/c");
+}
+
+// The launcher (tests/support/etcd_process): an etcd that exits at once is reported with
+// the end of its log, retried on new ports, and leaves no process and no directory behind.
+TEST(EtcdProcessLauncher, AFailedStartIsReportedAndCleanedUp) {
+  testutil::TempDir bin, tmp;
+  {
+    std::ofstream fake(bin.path() + "/etcd");
+    fake << "#!/bin/sh\necho \"etcd cannot start: $*\" >&2\nexit 1\n";
+  }
+  ASSERT_EQ(chmod((bin.path() + "/etcd").c_str(), 0755), 0);
+  std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  const char* old_tmp = std::getenv("TMPDIR");
+  std::string saved_tmp = old_tmp ? old_tmp : "";
+  setenv("PATH", bin.path().c_str(), 1);
+  setenv("TMPDIR", tmp.path().c_str(), 1);
+  testsupport::EtcdProcess etcd;
+  std::string error = etcd.start();
+  setenv("PATH", old_path.c_str(), 1);
+  if (old_tmp)
+    setenv("TMPDIR", saved_tmp.c_str(), 1);
+  else
+    unsetenv("TMPDIR");
+  EXPECT_NE(error.find("did not become healthy"), std::string::npos) << error;
+  EXPECT_NE(error.find("etcd cannot start: --name=t"), std::string::npos) << error;
+  EXPECT_FALSE(etcd.running());
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path())) << "the temporary data directory was left behind";
 }
