@@ -13,11 +13,15 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/process.h"
+
 namespace shepherd::bench {
 
 using Clock = std::chrono::steady_clock;
 
-inline double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+inline double ms(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
 
 inline double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
@@ -43,18 +47,7 @@ class Process {
   ~Process() { stop(); }
   pid_t pid() const { return pid_; }
   void stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    int status;
-    for (int i = 0; i < 300; ++i) {
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
+    testsupport::stopChild(pid_, SIGTERM, std::chrono::seconds(15));
     pid_ = -1;
   }
 
@@ -74,9 +67,10 @@ inline int waitForPortFile(const std::string& path, int timeout_ms = 15000) {
 
 inline std::string writeKubeconfig(const std::string& dir, int port) {
   std::string path = dir + "/kubeconfig";
-  std::ofstream(path) << "apiVersion: v1\nkind: Config\nclusters:\n- name: b\n  cluster:\n    server: http://127.0.0.1:"
-                      << port << "\ncontexts:\n- name: b\n  context: {cluster: b, user: u}\ncurrent-context: b\n"
-                      << "users:\n- name: u\n  user: {}\n";
+  std::ofstream(path)
+      << "apiVersion: v1\nkind: Config\nclusters:\n- name: b\n  cluster:\n    server: http://127.0.0.1:"
+      << port << "\ncontexts:\n- name: b\n  context: {cluster: b, user: u}\ncurrent-context: b\n"
+      << "users:\n- name: u\n  user: {}\n";
   return path;
 }
 

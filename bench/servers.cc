@@ -91,20 +91,13 @@ double ApiServer::restart() {
 }
 
 EtcdServer::EtcdServer(const std::string& dir) {
-  int client = freePort(), peer = freePort();
-  std::string c = "http://127.0.0.1:" + std::to_string(client),
-              p = "http://127.0.0.1:" + std::to_string(peer);
-  process_ = std::make_unique<Process>(
-      std::vector<std::string>{"/usr/bin/etcd", "--name=bench", "--data-dir=" + dir + "/etcd",
-                               "--listen-client-urls=" + c, "--advertise-client-urls=" + c,
-                               "--listen-peer-urls=" + p, "--initial-advertise-peer-urls=" + p,
-                               "--initial-cluster=bench=" + p, "--enable-grpc-gateway=true",
-                               "--log-level=warn", "--quota-backend-bytes=8589934592"},
-      dir + "/etcd.log");
-  if (waitForHttp200(client, "/health", 30000))
-    port_ = client;
-  else
-    std::fprintf(stderr, "etcd did not become healthy (see %s/etcd.log)\n", dir.c_str());
+  testsupport::EtcdProcessOptions o;
+  o.dir = dir;
+  o.name = "bench";
+  o.progress_notify_interval_ms = 0;
+  o.extra_flags = {"--quota-backend-bytes=8589934592"};
+  std::string error = etcd_.start(o);
+  if (!error.empty()) std::fprintf(stderr, "%s\n", error.c_str());
 }
 
 }  // namespace shepherd::bench

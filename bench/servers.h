@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "tests/support/etcd_process.h"
 
 namespace shepherd::bench {
 
@@ -51,16 +52,17 @@ class ApiServer {
   int port_ = 0;
 };
 
+// The reference etcd: tests/support's launcher (the one for tests and benchmarks) with the
+// benchmarks' settings (an 8 GiB quota), its data and log under dir.
 class EtcdServer {
  public:
   explicit EtcdServer(const std::string& dir);
-  int port() const { return port_; }
-  pid_t pid() const { return process_ ? process_->pid() : -1; }
-  bool ok() const { return port_ > 0; }
+  int port() const { return etcd_.port(); }
+  pid_t pid() const { return etcd_.pid(); }
+  bool ok() const { return etcd_.running(); }
 
  private:
-  std::unique_ptr<Process> process_;
-  int port_ = 0;
+  testsupport::EtcdProcess etcd_;
 };
 
 // "etcd" when SHEPHERD_BENCH_STORAGE=etcd, else "sqlite".

@@ -16,6 +16,9 @@
 // Read-your-writes: a write returns only after the hub has passed the write's revision to
 // every watch (or the request timeout passed), so a WatchCache fed by this backend already
 // holds a write when the writer gets its answer, as with SqliteStorage.
+//
+// Files: etcd_storage.cc (writes, reads, compaction), etcd_transport.{h,cc} (gateway
+// calls), etcd_codec.{h,cc} (etcd JSON <-> storage types), etcd_watch_hub.{h,cc} (the hub).
 #pragma once
 
 #include <atomic>

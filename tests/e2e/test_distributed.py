@@ -131,34 +131,17 @@ def test_api_server_reaches_etcd_over_tls_with_a_client_certificate(tmp_path):
         openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".csr", "-subj", subj)
         openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
                 "-out", name + ".crt", "-days", "2", *ext)
-    client_port, peer_port = etcd_cluster._free_port(), etcd_cluster._free_port()
-    url = "https://127.0.0.1:%d" % client_port
-    peer = "http://127.0.0.1:%d" % peer_port
-    with open(os.path.join(d, "etcd.log"), "wb") as log:
-        etcd = subprocess.Popen([etcd_cluster.ETCD_BIN, "--name", "t", "--data-dir", os.path.join(d, "etcd"),
-                                 "--listen-client-urls", url, "--advertise-client-urls", url,
-                                 "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-                                 "--initial-cluster", "t=" + peer, "--cert-file", os.path.join(d, "server.crt"),
-                                 "--key-file", os.path.join(d, "server.key"),
-                                 "--trusted-ca-file", os.path.join(d, "ca.crt"), "--client-cert-auth",
-                                 "--log-level", "warn"], stdout=log, stderr=subprocess.STDOUT)
+    tls = etcd_cluster.EtcdTls(os.path.join(d, "ca.crt"), os.path.join(d, "server.crt"), os.path.join(d, "server.key"),
+                               os.path.join(d, "client.crt"), os.path.join(d, "client.key"))
+    # start() waits for /health over HTTPS with the client certificate: etcd answers a
+    # client that has it...
+    etcd = etcd_cluster.EtcdCluster(os.path.join(d, "etcd"), tls=tls).start()
+    url = etcd.endpoints
+    assert url.startswith("https://127.0.0.1:"), url
     srv = None
     try:
         ca = ["--etcd-servers", url, "--etcd-cafile", os.path.join(d, "ca.crt")]
-        # etcd answers a client that has the certificate...
-        import ssl
-        ctx = ssl.create_default_context(cafile=os.path.join(d, "ca.crt"))
-        ctx.load_cert_chain(os.path.join(d, "client.crt"), os.path.join(d, "client.key"))
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=2, context=ctx) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        assert etcd.members[0].healthy()
         # ...and refuses the handshake without it: the API server says so and exits.
         refused = subprocess.run([SERVER_BIN, "--data-dir", os.path.join(d, "nocert"), "--port", "0",
                                   "--plain-http"] + ca, capture_output=True, text=True, timeout=60)
@@ -174,5 +157,4 @@ def test_api_server_reaches_etcd_over_tls_with_a_client_certificate(tmp_path):
     finally:
         if srv:
             srv.stop()
-        etcd.terminate()
-        etcd.wait(15)
+        etcd.stop()

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "client/rest_client.h"
+#include "tests/support/process.h"
 
 namespace shepherd::testutil {
 
@@ -49,18 +50,7 @@ class ServerProcess {
   std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
   std::string pkiDir() const { return dir_ + "/data/pki"; }
   void stop(int sig) {
-    if (pid_ <= 0) return;
-    kill(pid_, sig);
-    int status;
-    for (int i = 0; i < 400; ++i) {
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
+    testsupport::stopChild(pid_, sig, std::chrono::seconds(10));
     pid_ = -1;
   }
 
