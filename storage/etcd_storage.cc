@@ -131,6 +131,7 @@ void EtcdStorage::raiseCompacted(int64_t revision) {
 // has handed the write's revision to every watch. The wait is bounded by the request
 // timeout; past it the write is answered anyway (it did commit) and logged.
 void EtcdStorage::awaitDelivery(int64_t revision) {
+  atomicMax(observed_, revision);  // a writer's next currentRevision() is at least its write's
   if (t_hub_of == this) return;
   std::unique_lock<std::mutex> lk(wmu_);
   StreamPtr hub = hub_;

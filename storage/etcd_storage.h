@@ -4,8 +4,7 @@
 // Revisions are etcd's own: every successful write is one etcd txn and its header revision
 // is the Storage revision. Writes are compare-and-swap txns on mod_revision/create_revision
 // (as kube-apiserver does), with a failure branch that reads the key so a failed write
-// reports the key's current revision. Lists are ranges pinned to a revision; watches are
-// one streaming POST /v3/watch per watch, run on its own thread.
+// reports the key's current revision. Lists are ranges pinned to a revision.
 //
 // All watches of one EtcdStorage share one etcd watch stream over the whole key space (the
 // hub): each batch etcd sends is passed to every watch, filtered to its prefix and possibly

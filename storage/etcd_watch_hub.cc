@@ -272,6 +272,8 @@ void EtcdStorage::fanOut(const std::vector<Event>& events, int64_t revision) {
     if (sub->removed.load() || revision <= sub->last) continue;
     handTo(*sub, events, revision, some);
   }
+  // Seen, whether or not a watch wanted it: currentRevision() answers from here.
+  atomicMax(observed_, revision);
   std::lock_guard<std::mutex> g(wmu_);
   delivered_ = std::max(delivered_, revision);
   ++hand_outs_finished_;
