@@ -17,8 +17,8 @@
 #include "client/client.h"
 #include "client/event_recorder.h"
 #include "client/informer.h"
-#include "kubelet-lite/cri_client.h"
 #include "kubelet-lite/env.h"
+#include "kubelet-lite/runtime_service.h"
 
 namespace shepherd::kubelet {
 
@@ -41,14 +41,14 @@ class PodWorker;
 // Thread-safety: start/stop from one thread; the pod workers run on their own threads.
 class Kubelet {
  public:
-  Kubelet(client::Client& client, CriClient* cri, KubeletConfig cfg);
+  Kubelet(client::Client& client, RuntimeService* runtime, KubeletConfig cfg);
   ~Kubelet();
   bool start(int sync_timeout_ms);
   // Stops workers; containers keep running (a restarted kubelet-lite adopts them).
   void stop();
 
   client::Client& api() { return client_; }
-  CriClient* cri() { return cri_; }
+  RuntimeService* runtime() { return runtime_; }
   const KubeletConfig& config() const { return cfg_; }
   DataLookup dataLookup();
   std::string podDir(const std::string& uid) const { return cfg_.root_dir + "/pods/" + uid; }
@@ -74,7 +74,7 @@ class Kubelet {
   void cleanupOrphans();
 
   client::Client& client_;
-  CriClient* cri_;
+  RuntimeService* runtime_;
   KubeletConfig cfg_;
   client::Informer pods_;
   std::mutex mu_;

@@ -165,7 +165,7 @@ bool PodWorker::adopt(const json::Value& pod) {
   // After a kubelet-lite restart: reuse the ready sandbox and the containers it has.
   runtime::v1::PodSandboxFilter f;
   (*f.mutable_label_selector())["io.kubernetes.pod.uid"] = uid_;
-  auto sandboxes = k_.cri()->listPodSandbox(f);
+  auto sandboxes = k_.runtime()->listPodSandbox(f);
   if (!sandboxes) return false;
   int64_t newest = -1;
   for (const auto& sb : sandboxes.value())
@@ -174,12 +174,12 @@ bool PodWorker::adopt(const json::Value& pod) {
       sandbox_id_ = sb.id();
     }
   if (sandbox_id_.empty()) return false;
-  auto st = k_.cri()->podSandboxStatus(sandbox_id_);
+  auto st = k_.runtime()->podSandboxStatus(sandbox_id_);
   if (st) pod_ip_ = st->status().network().ip();
   start_time_ = nanosToRfc3339(newest);
   runtime::v1::ContainerFilter cf;
   cf.set_pod_sandbox_id(sandbox_id_);
-  auto cs = k_.cri()->listContainers(cf);
+  auto cs = k_.runtime()->listContainers(cf);
   if (cs) {
     for (const auto& c : cs.value()) {
       std::string cname = c.metadata().name();
@@ -199,12 +199,12 @@ bool PodWorker::adopt(const json::Value& pod) {
 
 Status PodWorker::ensureSandbox(const json::Value& pod) {
   if (!sandbox_id_.empty()) {
-    auto st = k_.cri()->podSandboxStatus(sandbox_id_);
+    auto st = k_.runtime()->podSandboxStatus(sandbox_id_);
     if (st && st->status().state() == runtime::v1::SANDBOX_READY) return okStatus();
     // The sandbox died (e.g. the node rebooted): start over with a fresh one.
     LOG_WARN("kubelet-lite: sandbox of " << key_ << " is not ready; recreating");
-    (void)k_.cri()->stopPodSandbox(sandbox_id_);
-    (void)k_.cri()->removePodSandbox(sandbox_id_);
+    (void)k_.runtime()->stopPodSandbox(sandbox_id_);
+    (void)k_.runtime()->removePodSandbox(sandbox_id_);
     sandbox_id_.clear();
     for (auto* m : {&init_, &containers_})
       for (auto& [n, r] : *m) {
@@ -216,7 +216,7 @@ Status PodWorker::ensureSandbox(const json::Value& pod) {
   std::error_code ec;
   fs::create_directories(k_.podLogDir(ns_, name_, uid_), ec);
   auto cfg = sandboxConfig(pod);
-  auto id = k_.cri()->runPodSandbox(cfg);
+  auto id = k_.runtime()->runPodSandbox(cfg);
   if (!id) {
     sandbox_error_ = id.error().message;
     next_sandbox_try_ = Steady::now() + std::chrono::seconds(5);
@@ -225,7 +225,7 @@ Status PodWorker::ensureSandbox(const json::Value& pod) {
   }
   sandbox_id_ = id.value();
   sandbox_error_.clear();
-  auto st = k_.cri()->podSandboxStatus(sandbox_id_);
+  auto st = k_.runtime()->podSandboxStatus(sandbox_id_);
   if (st) pod_ip_ = st->status().network().ip();
   if (json::getBool(*json::find(pod, "spec"), "hostNetwork")) pod_ip_ = k_.config().node_ip;
   if (start_time_.empty()) start_time_ = clock::rfc3339(clock::now());
@@ -250,7 +250,7 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
     containerEvent(pod, rec, "Normal", "BackOff", rec.waiting_message);
     return ApiError::make(500, rec.waiting_reason, rec.waiting_message);
   }
-  auto img = k_.cri()->imageStatus(image);
+  auto img = k_.runtime()->imageStatus(image);
   if (!img || img->id().empty()) {
     rec.pull_backoff_seconds =
         rec.pull_backoff_seconds == 0 ? 10 : std::min(300, rec.pull_backoff_seconds * 2);
@@ -410,8 +410,8 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
                   : shareProcess                                     ? runtime::v1::POD
                                                                      : runtime::v1::CONTAINER);
   // A previous attempt with this attempt number (e.g. after adoption) must go first.
-  if (!rec.id.empty()) (void)k_.cri()->removeContainer(rec.id);
-  auto id = k_.cri()->createContainer(sandbox_id_, c, sandboxConfig(pod));
+  if (!rec.id.empty()) (void)k_.runtime()->removeContainer(rec.id);
+  auto id = k_.runtime()->createContainer(sandbox_id_, c, sandboxConfig(pod));
   if (!id) {
     rec.waiting_reason = "CreateContainerError";
     rec.waiting_message = id.error().message;
@@ -419,7 +419,7 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
     return id.error();
   }
   containerEvent(pod, rec, "Normal", "Created", "Created container " + cname);
-  auto started = k_.cri()->startContainer(id.value());
+  auto started = k_.runtime()->startContainer(id.value());
   rec.id = id.value();
   rec.attempt = attempt;
   rec.started_once = true;
@@ -444,7 +444,7 @@ void PodWorker::refreshContainer(const json::Value& spec, ContainerRecord& rec) 
     rec.running = false;
     return;
   }
-  auto st = k_.cri()->containerStatus(rec.id);
+  auto st = k_.runtime()->containerStatus(rec.id);
   if (!st) {
     if (st.error().code == 404) {
       rec.id.clear();
@@ -491,7 +491,8 @@ void PodWorker::refreshContainer(const json::Value& spec, ContainerRecord& rec) 
     if (!message.empty()) t.AddMember("message", json::str(message, a), a);
     // A container that never started (its command is not in the image) has no start time:
     // leave it out, as upstream's zero time is (an empty string is not a time).
-    if (std::string at = nanosToRfc3339(s.started_at()); !at.empty()) t.AddMember("startedAt", json::str(at, a), a);
+    if (std::string at = nanosToRfc3339(s.started_at()); !at.empty())
+      t.AddMember("startedAt", json::str(at, a), a);
     if (std::string at = nanosToRfc3339(s.finished_at()); !at.empty())
       t.AddMember("finishedAt", json::str(at, a), a);
     t.AddMember("containerID", json::str("containerd://" + rec.id, a), a);
@@ -512,18 +513,18 @@ void PodWorker::runProbes(const json::Value& pod, const json::Value& spec, Conta
   }
   const json::Value* startup = json::find(spec, "startupProbe");
   if (startup) {
-    if (!rec.startup.ok) tickProbe(*startup, spec, rec.startup, started, k_.cri(), rec.id, pod_ip_);
+    if (!rec.startup.ok) tickProbe(*startup, spec, rec.startup, started, k_.runtime(), rec.id, pod_ip_);
     if (!rec.startup.ok) {
       if (rec.startup.decided && !rec.startup.ok) {
         k_.event(pod, "Warning", "Unhealthy", "Startup probe failed: " + rec.startup.last_message);
-        (void)k_.cri()->stopContainer(
+        (void)k_.runtime()->stopContainer(
             rec.id, json::getInt(*json::find(pod, "spec"), "terminationGracePeriodSeconds").value_or(30));
       }
       return;  // liveness and readiness wait for startup
     }
   }
   if (const json::Value* live = json::find(spec, "livenessProbe")) {
-    tickProbe(*live, spec, rec.liveness, started, k_.cri(), rec.id, pod_ip_);
+    tickProbe(*live, spec, rec.liveness, started, k_.runtime(), rec.id, pod_ip_);
     if (rec.liveness.decided && !rec.liveness.ok) {
       k_.event(pod, "Warning", "Unhealthy", "Liveness probe failed: " + rec.liveness.last_message);
       k_.event(pod, "Normal", "Killing",
@@ -532,12 +533,12 @@ void PodWorker::runProbes(const json::Value& pod, const json::Value& spec, Conta
       int64_t grace =
           json::getInt(*live, "terminationGracePeriodSeconds")
               .value_or(json::getInt(*json::find(pod, "spec"), "terminationGracePeriodSeconds").value_or(30));
-      (void)k_.cri()->stopContainer(rec.id, grace);
+      (void)k_.runtime()->stopContainer(rec.id, grace);
       rec.liveness = ProbeState{};
     }
   }
   if (const json::Value* ready = json::find(spec, "readinessProbe")) {
-    tickProbe(*ready, spec, rec.readiness, started, k_.cri(), rec.id, pod_ip_);
+    tickProbe(*ready, spec, rec.readiness, started, k_.runtime(), rec.id, pod_ip_);
     if (rec.readiness.decided && !rec.readiness.ok)
       containerEvent(pod, rec, "Warning", "Unhealthy",
                      "Readiness probe failed: " + rec.readiness.last_message);
@@ -637,7 +638,7 @@ bool PodWorker::terminate(const json::Value& pod, bool final_delete) {
   int64_t grace =
       json::getInt(*json::find(pod, "metadata"), "deletionGracePeriodSeconds")
           .value_or(json::getInt(*json::find(pod, "spec"), "terminationGracePeriodSeconds").value_or(30));
-  if (!k_.config().fake && k_.cri()) {
+  if (!k_.config().fake && k_.runtime()) {
     // preStop hooks (exec) first, then stop every container within the grace period.
     std::vector<std::thread> stoppers;
     for (auto* m : {&containers_, &init_})
@@ -653,22 +654,22 @@ bool PodWorker::terminate(const json::Value& pod, bool final_delete) {
           for (auto& x : hook->GetArray()) hookCmd.emplace_back(json::view(x));
         k_.event(pod, "Normal", "Killing", "Stopping container " + cname);
         stoppers.emplace_back([this, id, grace, hookCmd] {
-          if (!hookCmd.empty()) (void)k_.cri()->execSync(id, hookCmd, grace);
-          (void)k_.cri()->stopContainer(id, grace);
+          if (!hookCmd.empty()) (void)k_.runtime()->execSync(id, hookCmd, grace);
+          (void)k_.runtime()->stopContainer(id, grace);
         });
       }
     for (auto& t : stoppers) t.join();
     if (sandbox_id_.empty()) {
       runtime::v1::PodSandboxFilter f;
       (*f.mutable_label_selector())["io.kubernetes.pod.uid"] = uid_;
-      if (auto sbs = k_.cri()->listPodSandbox(f))
+      if (auto sbs = k_.runtime()->listPodSandbox(f))
         for (const auto& sb : sbs.value()) {
-          (void)k_.cri()->stopPodSandbox(sb.id());
-          (void)k_.cri()->removePodSandbox(sb.id());
+          (void)k_.runtime()->stopPodSandbox(sb.id());
+          (void)k_.runtime()->removePodSandbox(sb.id());
         }
     } else {
-      (void)k_.cri()->stopPodSandbox(sandbox_id_);
-      (void)k_.cri()->removePodSandbox(sandbox_id_);
+      (void)k_.runtime()->stopPodSandbox(sandbox_id_);
+      (void)k_.runtime()->removePodSandbox(sandbox_id_);
     }
     removePodCgroups(podCgroupParent(k_.config().cgroup_root, pod, uid_));
     teardownVolumes(k_.podDir(uid_));
@@ -726,7 +727,7 @@ bool PodWorker::sync() {
       k_.event(pod, "Normal", "DeadlineExceeded", failed_message_);
       for (auto* m : {&containers_, &init_})
         for (auto& [n, rec] : *m)
-          if (!rec.id.empty()) (void)k_.cri()->stopContainer(rec.id, 0);
+          if (!rec.id.empty()) (void)k_.runtime()->stopContainer(rec.id, 0);
       for (auto& spec : containersOf(pod, false).GetArray())
         refreshContainer(spec, containers_[std::string(json::getString(spec, "name"))]);
       writeStatus(pod);
