@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/wait.h"
 
 namespace shepherd::kubelet {
 
@@ -371,15 +372,7 @@ size_t FakeRuntime::containerCount() const {
 }
 
 bool FakeRuntime::waitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::unique_lock<std::mutex> lk(mu_);
-  while (true) {
-    uint64_t seen = changes_;
-    lk.unlock();
-    if (pred()) return true;
-    lk.lock();
-    if (!cv_.wait_until(lk, deadline, [&] { return changes_ != seen; })) return false;
-  }
+  return waitForChange(mu_, cv_, changes_, pred, timeout);
 }
 
 }  // namespace shepherd::kubelet

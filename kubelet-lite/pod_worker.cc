@@ -165,7 +165,7 @@ bool PodWorker::adopt(const json::Value& pod) {
   // After a kubelet-lite restart: reuse the ready sandbox and the containers it has.
   runtime::v1::PodSandboxFilter f;
   (*f.mutable_label_selector())["io.kubernetes.pod.uid"] = uid_;
-  auto sandboxes = k_.runtime()->listPodSandbox(f);
+  auto sandboxes = k_.runtime().listPodSandbox(f);
   if (!sandboxes) return false;
   int64_t newest = -1;
   for (const auto& sb : sandboxes.value())
@@ -174,12 +174,12 @@ bool PodWorker::adopt(const json::Value& pod) {
       sandbox_id_ = sb.id();
     }
   if (sandbox_id_.empty()) return false;
-  auto st = k_.runtime()->podSandboxStatus(sandbox_id_);
+  auto st = k_.runtime().podSandboxStatus(sandbox_id_);
   if (st) pod_ip_ = st->status().network().ip();
   start_time_ = nanosToRfc3339(newest);
   runtime::v1::ContainerFilter cf;
   cf.set_pod_sandbox_id(sandbox_id_);
-  auto cs = k_.runtime()->listContainers(cf);
+  auto cs = k_.runtime().listContainers(cf);
   if (cs) {
     for (const auto& c : cs.value()) {
       std::string cname = c.metadata().name();
@@ -199,12 +199,12 @@ bool PodWorker::adopt(const json::Value& pod) {
 
 Status PodWorker::ensureSandbox(const json::Value& pod) {
   if (!sandbox_id_.empty()) {
-    auto st = k_.runtime()->podSandboxStatus(sandbox_id_);
+    auto st = k_.runtime().podSandboxStatus(sandbox_id_);
     if (st && st->status().state() == runtime::v1::SANDBOX_READY) return okStatus();
     // The sandbox died (e.g. the node rebooted): start over with a fresh one.
     LOG_WARN("kubelet-lite: sandbox of " << key_ << " is not ready; recreating");
-    (void)k_.runtime()->stopPodSandbox(sandbox_id_);
-    (void)k_.runtime()->removePodSandbox(sandbox_id_);
+    (void)k_.runtime().stopPodSandbox(sandbox_id_);
+    (void)k_.runtime().removePodSandbox(sandbox_id_);
     sandbox_id_.clear();
     for (auto* m : {&init_, &containers_})
       for (auto& [n, r] : *m) {
@@ -214,9 +214,9 @@ Status PodWorker::ensureSandbox(const json::Value& pod) {
   }
   if (Steady::now() < next_sandbox_try_) return ApiError::make(500, "ContainerCreating", sandbox_error_);
   std::error_code ec;
-  fs::create_directories(k_.podLogDir(ns_, name_, uid_), ec);
+  if (!k_.config().fake) fs::create_directories(k_.podLogDir(ns_, name_, uid_), ec);
   auto cfg = sandboxConfig(pod);
-  auto id = k_.runtime()->runPodSandbox(cfg);
+  auto id = k_.runtime().runPodSandbox(cfg);
   if (!id) {
     sandbox_error_ = id.error().message;
     next_sandbox_try_ = Steady::now() + std::chrono::seconds(5);
@@ -225,11 +225,15 @@ Status PodWorker::ensureSandbox(const json::Value& pod) {
   }
   sandbox_id_ = id.value();
   sandbox_error_.clear();
-  auto st = k_.runtime()->podSandboxStatus(sandbox_id_);
+  auto st = k_.runtime().podSandboxStatus(sandbox_id_);
   if (st) pod_ip_ = st->status().network().ip();
   if (json::getBool(*json::find(pod, "spec"), "hostNetwork")) pod_ip_ = k_.config().node_ip;
   if (start_time_.empty()) start_time_ = clock::rfc3339(clock::now());
   return okStatus();
+}
+
+std::string PodWorker::containerId(const std::string& id) const {
+  return k_.config().runtime_name + "://" + id;
 }
 
 void PodWorker::containerEvent(const json::Value& pod, ContainerRecord& rec, const std::string& type,
@@ -250,7 +254,7 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
     containerEvent(pod, rec, "Normal", "BackOff", rec.waiting_message);
     return ApiError::make(500, rec.waiting_reason, rec.waiting_message);
   }
-  auto img = k_.runtime()->imageStatus(image);
+  auto img = k_.runtime().imageStatus(image);
   if (!img || img->id().empty()) {
     rec.pull_backoff_seconds =
         rec.pull_backoff_seconds == 0 ? 10 : std::min(300, rec.pull_backoff_seconds * 2);
@@ -280,7 +284,10 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
     containerEvent(pod, rec, "Warning", "Failed", "Error: " + env.error().message);
     return env.error();
   }
-  auto vols = prepareVolumes(k_.podDir(uid_), facts, k_.dataLookup());
+  // The fake runtime runs no process: nothing is made on the host for its containers
+  // (volumes, /etc/hosts, the termination-message file, the log directory).
+  const bool onHost = !k_.config().fake;
+  auto vols = onHost ? prepareVolumes(k_.podDir(uid_), facts, k_.dataLookup()) : PreparedVolumes{};
   if (!vols) {
     rec.waiting_reason = "ContainerCreating";
     rec.waiting_message = vols.error().message;
@@ -327,7 +334,7 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
     }
   }
   std::string podDir = k_.podDir(uid_);
-  if (!hostNetwork) {
+  if (!hostNetwork && onHost) {
     auto hostsPath = writeHostsFile(podDir, pod, pod_ip_);
     if (!hostsPath) {
       rec.waiting_reason = "CreateContainerConfigError";
@@ -339,21 +346,23 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
     hosts->set_container_path("/etc/hosts");
     hosts->set_host_path(hostsPath.value());
   }
-  std::string termPath(json::getString(spec, "terminationMessagePath", "/dev/termination-log"));
-  std::string termDir = podDir + "/containers/" + cname;
   std::error_code ec;
-  fs::create_directories(termDir, ec);
-  std::string termFile = termDir + "/" + std::to_string(attempt) + "-termination-log";
-  writeFileAtomic(termFile, "", 0666);
-  auto* tm = c.add_mounts();
-  tm->set_container_path(termPath);
-  tm->set_host_path(termFile);
+  if (onHost) {
+    std::string termPath(json::getString(spec, "terminationMessagePath", "/dev/termination-log"));
+    std::string termDir = podDir + "/containers/" + cname;
+    fs::create_directories(termDir, ec);
+    std::string termFile = termDir + "/" + std::to_string(attempt) + "-termination-log";
+    writeFileAtomic(termFile, "", 0666);
+    auto* tm = c.add_mounts();
+    tm->set_container_path(termPath);
+    tm->set_host_path(termFile);
+    fs::create_directories(k_.podLogDir(ns_, name_, uid_) + "/" + cname, ec);
+  }
   (*c.mutable_labels())["io.kubernetes.container.name"] = cname;
   (*c.mutable_labels())["io.kubernetes.pod.uid"] = uid_;
   (*c.mutable_labels())["io.kubernetes.pod.name"] = name_;
   (*c.mutable_labels())["io.kubernetes.pod.namespace"] = ns_;
   (*c.mutable_annotations())["io.kubernetes.container.restartCount"] = std::to_string(attempt);
-  fs::create_directories(k_.podLogDir(ns_, name_, uid_) + "/" + cname, ec);
   c.set_log_path(cname + "/" + std::to_string(attempt) + ".log");
   c.set_stdin(json::getBool(spec, "stdin"));
   c.set_stdin_once(json::getBool(spec, "stdinOnce"));
@@ -410,8 +419,8 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
                   : shareProcess                                     ? runtime::v1::POD
                                                                      : runtime::v1::CONTAINER);
   // A previous attempt with this attempt number (e.g. after adoption) must go first.
-  if (!rec.id.empty()) (void)k_.runtime()->removeContainer(rec.id);
-  auto id = k_.runtime()->createContainer(sandbox_id_, c, sandboxConfig(pod));
+  if (!rec.id.empty()) (void)k_.runtime().removeContainer(rec.id);
+  auto id = k_.runtime().createContainer(sandbox_id_, c, sandboxConfig(pod));
   if (!id) {
     rec.waiting_reason = "CreateContainerError";
     rec.waiting_message = id.error().message;
@@ -419,7 +428,7 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
     return id.error();
   }
   containerEvent(pod, rec, "Normal", "Created", "Created container " + cname);
-  auto started = k_.runtime()->startContainer(id.value());
+  auto started = k_.runtime().startContainer(id.value());
   rec.id = id.value();
   rec.attempt = attempt;
   rec.started_once = true;
@@ -444,7 +453,7 @@ void PodWorker::refreshContainer(const json::Value& spec, ContainerRecord& rec) 
     rec.running = false;
     return;
   }
-  auto st = k_.runtime()->containerStatus(rec.id);
+  auto st = k_.runtime().containerStatus(rec.id);
   if (!st) {
     if (st.error().code == 404) {
       rec.id.clear();
@@ -495,7 +504,7 @@ void PodWorker::refreshContainer(const json::Value& spec, ContainerRecord& rec) 
       t.AddMember("startedAt", json::str(at, a), a);
     if (std::string at = nanosToRfc3339(s.finished_at()); !at.empty())
       t.AddMember("finishedAt", json::str(at, a), a);
-    t.AddMember("containerID", json::str("containerd://" + rec.id, a), a);
+    t.AddMember("containerID", json::str(containerId(rec.id), a), a);
     rec.terminated = json::serialize(t);
     rec.finished_at = std::chrono::system_clock::time_point(std::chrono::nanoseconds(s.finished_at()));
   } else {
@@ -504,8 +513,13 @@ void PodWorker::refreshContainer(const json::Value& spec, ContainerRecord& rec) 
 }
 
 void PodWorker::runProbes(const json::Value& pod, const json::Value& spec, ContainerRecord& rec) {
-  (void)pod;
   if (!rec.running) return;
+  if (k_.config().fake) {
+    // Nothing listens in a fake container: its probes pass.
+    rec.startup.ok = rec.readiness.ok = rec.liveness.ok = true;
+    rec.startup.decided = rec.readiness.decided = rec.liveness.decided = true;
+    return;
+  }
   auto started = Steady::now();
   if (auto t = clock::parseRfc3339(rec.started_at)) {
     auto age = clock::now() - *t;
@@ -513,18 +527,18 @@ void PodWorker::runProbes(const json::Value& pod, const json::Value& spec, Conta
   }
   const json::Value* startup = json::find(spec, "startupProbe");
   if (startup) {
-    if (!rec.startup.ok) tickProbe(*startup, spec, rec.startup, started, k_.runtime(), rec.id, pod_ip_);
+    if (!rec.startup.ok) tickProbe(*startup, spec, rec.startup, started, &k_.runtime(), rec.id, pod_ip_);
     if (!rec.startup.ok) {
       if (rec.startup.decided && !rec.startup.ok) {
         k_.event(pod, "Warning", "Unhealthy", "Startup probe failed: " + rec.startup.last_message);
-        (void)k_.runtime()->stopContainer(
+        (void)k_.runtime().stopContainer(
             rec.id, json::getInt(*json::find(pod, "spec"), "terminationGracePeriodSeconds").value_or(30));
       }
       return;  // liveness and readiness wait for startup
     }
   }
   if (const json::Value* live = json::find(spec, "livenessProbe")) {
-    tickProbe(*live, spec, rec.liveness, started, k_.runtime(), rec.id, pod_ip_);
+    tickProbe(*live, spec, rec.liveness, started, &k_.runtime(), rec.id, pod_ip_);
     if (rec.liveness.decided && !rec.liveness.ok) {
       k_.event(pod, "Warning", "Unhealthy", "Liveness probe failed: " + rec.liveness.last_message);
       k_.event(pod, "Normal", "Killing",
@@ -533,12 +547,12 @@ void PodWorker::runProbes(const json::Value& pod, const json::Value& spec, Conta
       int64_t grace =
           json::getInt(*live, "terminationGracePeriodSeconds")
               .value_or(json::getInt(*json::find(pod, "spec"), "terminationGracePeriodSeconds").value_or(30));
-      (void)k_.runtime()->stopContainer(rec.id, grace);
+      (void)k_.runtime().stopContainer(rec.id, grace);
       rec.liveness = ProbeState{};
     }
   }
   if (const json::Value* ready = json::find(spec, "readinessProbe")) {
-    tickProbe(*ready, spec, rec.readiness, started, k_.runtime(), rec.id, pod_ip_);
+    tickProbe(*ready, spec, rec.readiness, started, &k_.runtime(), rec.id, pod_ip_);
     if (rec.readiness.decided && !rec.readiness.ok)
       containerEvent(pod, rec, "Warning", "Unhealthy",
                      "Readiness probe failed: " + rec.readiness.last_message);
@@ -597,48 +611,11 @@ void PodWorker::syncContainers(const json::Value& pod, bool init) {
   }
 }
 
-bool PodWorker::syncFake(const json::Value& pod) {
-  if (fake_ready_at_ == Steady::time_point{}) {
-    fake_ready_at_ = Steady::now() + std::chrono::milliseconds(k_.config().fake_startup_ms);
-    start_time_ = clock::rfc3339(clock::now());
-    // A fake address per pod, derived from its uid (no network exists).
-    unsigned h = 0;
-    for (char ch : uid_) h = h * 31 + static_cast<unsigned char>(ch);
-    pod_ip_ = "10.244." + std::to_string((h >> 8) % 250 + 1) + "." + std::to_string(h % 250 + 2);
-  }
-  bool running = Steady::now() >= fake_ready_at_;
-  for (auto& spec : containersOf(pod, false).GetArray()) {
-    auto& rec = containers_[std::string(json::getString(spec, "name"))];
-    rec.running = running;
-    rec.readiness.ok = running;
-    rec.readiness.decided = running;
-    rec.image_ref = std::string(json::getString(spec, "image"));
-    if (running && rec.started_at.empty()) rec.started_at = clock::rfc3339(clock::now());
-    if (!running)
-      rec.waiting_reason = "ContainerCreating";
-    else
-      rec.waiting_reason.clear();
-    rec.id = running ? "fake-" + uid_.substr(0, 8) + "-" + std::string(json::getString(spec, "name")) : "";
-  }
-  for (auto& spec : containersOf(pod, true).GetArray()) {
-    auto& rec = init_[std::string(json::getString(spec, "name"))];
-    rec.exited = true;
-    rec.exit_code = 0;
-    rec.terminated = R"({"exitCode":0,"reason":"Completed"})";
-  }
-  writeStatus(pod);
-  if (!running) {
-    std::unique_lock<std::mutex> lk(mu_);
-    cv_.wait_until(lk, fake_ready_at_, [&] { return stop_.load(); });
-  }
-  return true;
-}
-
 bool PodWorker::terminate(const json::Value& pod, bool final_delete) {
   int64_t grace =
       json::getInt(*json::find(pod, "metadata"), "deletionGracePeriodSeconds")
           .value_or(json::getInt(*json::find(pod, "spec"), "terminationGracePeriodSeconds").value_or(30));
-  if (!k_.config().fake && k_.runtime()) {
+  {
     // preStop hooks (exec) first, then stop every container within the grace period.
     std::vector<std::thread> stoppers;
     for (auto* m : {&containers_, &init_})
@@ -654,25 +631,27 @@ bool PodWorker::terminate(const json::Value& pod, bool final_delete) {
           for (auto& x : hook->GetArray()) hookCmd.emplace_back(json::view(x));
         k_.event(pod, "Normal", "Killing", "Stopping container " + cname);
         stoppers.emplace_back([this, id, grace, hookCmd] {
-          if (!hookCmd.empty()) (void)k_.runtime()->execSync(id, hookCmd, grace);
-          (void)k_.runtime()->stopContainer(id, grace);
+          if (!hookCmd.empty()) (void)k_.runtime().execSync(id, hookCmd, grace);
+          (void)k_.runtime().stopContainer(id, grace);
         });
       }
     for (auto& t : stoppers) t.join();
     if (sandbox_id_.empty()) {
       runtime::v1::PodSandboxFilter f;
       (*f.mutable_label_selector())["io.kubernetes.pod.uid"] = uid_;
-      if (auto sbs = k_.runtime()->listPodSandbox(f))
+      if (auto sbs = k_.runtime().listPodSandbox(f))
         for (const auto& sb : sbs.value()) {
-          (void)k_.runtime()->stopPodSandbox(sb.id());
-          (void)k_.runtime()->removePodSandbox(sb.id());
+          (void)k_.runtime().stopPodSandbox(sb.id());
+          (void)k_.runtime().removePodSandbox(sb.id());
         }
     } else {
-      (void)k_.runtime()->stopPodSandbox(sandbox_id_);
-      (void)k_.runtime()->removePodSandbox(sandbox_id_);
+      (void)k_.runtime().stopPodSandbox(sandbox_id_);
+      (void)k_.runtime().removePodSandbox(sandbox_id_);
     }
-    removePodCgroups(podCgroupParent(k_.config().cgroup_root, pod, uid_));
-    teardownVolumes(k_.podDir(uid_));
+    if (!k_.config().fake) {
+      removePodCgroups(podCgroupParent(k_.config().cgroup_root, pod, uid_));
+      teardownVolumes(k_.podDir(uid_));
+    }
   }
   if (!final_delete) return true;
   // The node confirms: grace 0, only for this incarnation of the pod (uid precondition).
@@ -702,7 +681,6 @@ bool PodWorker::sync() {
     return false;
   }
   if (json::findPath(pod, {"metadata", "deletionTimestamp"})) return terminate(pod, true);
-  if (k_.config().fake) return syncFake(pod);
   if (!adopted_) {
     adopted_ = true;
     adopt(pod);
@@ -727,7 +705,7 @@ bool PodWorker::sync() {
       k_.event(pod, "Normal", "DeadlineExceeded", failed_message_);
       for (auto* m : {&containers_, &init_})
         for (auto& [n, rec] : *m)
-          if (!rec.id.empty()) (void)k_.runtime()->stopContainer(rec.id, 0);
+          if (!rec.id.empty()) (void)k_.runtime().stopContainer(rec.id, 0);
       for (auto& spec : containersOf(pod, false).GetArray())
         refreshContainer(spec, containers_[std::string(json::getString(spec, "name"))]);
       writeStatus(pod);
@@ -806,8 +784,7 @@ std::string PodWorker::buildStatus(const json::Value& pod) {
     cs.AddMember("restartCount", static_cast<int64_t>(rec.attempt), a);
     cs.AddMember("image", json::str(json::getString(spec, "image"), a), a);
     cs.AddMember("imageID", json::str(rec.image_ref, a), a);
-    if (!rec.id.empty())
-      cs.AddMember("containerID", json::str(k_.config().fake ? rec.id : "containerd://" + rec.id, a), a);
+    if (!rec.id.empty()) cs.AddMember("containerID", json::str(containerId(rec.id), a), a);
     cs.AddMember("started", rec.running && started, a);
     return cs;
   };
