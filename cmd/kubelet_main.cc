@@ -189,6 +189,11 @@ int main(int argc, char** argv) {
     kubelet::FakeRuntimeOptions fo;
     fo.any_image = true;
     fo.sandbox_delay = std::chrono::milliseconds(std::max(0, flags.getInt("fake-startup-ms")));
+    // The node's /24 in 10.128.0.0/9 from its name, so fake nodes in separate processes
+    // hand out different pod IPs (FNV-1a).
+    uint32_t h = 2166136261u;
+    for (unsigned char ch : nodeName) h = (h ^ ch) * 16777619u;
+    fo.node_index = h % 32768;
     auto owned = std::make_unique<kubelet::FakeRuntime>(fo);
     fakeRuntime = owned.get();
     runtime = std::move(owned);
