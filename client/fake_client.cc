@@ -3,6 +3,7 @@
 #include "common/clock.h"
 #include "common/ids.h"
 #include "common/json_merge_patch.h"
+#include "common/wait.h"
 #include "meta/selectors.h"
 
 namespace shepherd::client {
@@ -245,6 +246,10 @@ bool FakeClient::waitForWatches(size_t watches, std::chrono::milliseconds timeou
   });
 }
 
+bool FakeClient::waitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  return waitForChange(mu_, changed_, rv_, pred, timeout);
+}
+
 void FakeClient::closeWatches() {
   std::lock_guard<std::mutex> g(mu_);
   ++watch_epoch_;
@@ -404,6 +409,15 @@ Result<json::Document> FakeClient::create(const Path& p, const std::string& body
   return store(p, name, std::move(obj), "ADDED");
 }
 
+namespace {
+
+bool hasFinalizers(const json::Value& meta) {
+  const json::Value* fin = json::find(meta, "finalizers");
+  return fin && fin->IsArray() && !fin->Empty();
+}
+
+}  // namespace
+
 Result<json::Document> FakeClient::write(const Path& p, json::Document obj, bool check_rv) {
   auto it = objects_.find(p.key());
   std::string want(json::getStringPath(obj, {"metadata", "resourceVersion"}));
@@ -418,9 +432,10 @@ Result<json::Document> FakeClient::write(const Path& p, json::Document obj, bool
   for (const char* f : {"uid", "creationTimestamp", "namespace", "name", "deletionTimestamp"})
     if (const json::Value* v = json::findPath(current, {"metadata", f}))
       json::set(m, f, json::Value(*v, a), a);
-  // The last finalizer gone from an object being deleted: it goes.
-  const json::Value* fin = json::find(m, "finalizers");
-  if (json::find(m, "deletionTimestamp") && (!fin || !fin->IsArray() || fin->Empty())) {
+  // The last finalizer gone from an object being deleted: it goes. (A pod in its grace
+  // period, without finalizers, stays: its status is still written.)
+  const json::Value* was = json::find(current, "metadata");
+  if (json::find(m, "deletionTimestamp") && !hasFinalizers(m) && was && hasFinalizers(*was)) {
     std::string name = p.name;
     store(p, name, std::move(obj), "DELETED");
     objects_.erase(p.key());
@@ -439,8 +454,7 @@ Result<json::Document> FakeClient::remove(const Path& p, const std::string& body
     return ApiError::conflict(p.group, p.plural, p.name, "Precondition failed: UID in precondition: " + uid);
   auto& a = obj.GetAllocator();
   json::Value& m = json::ensureObject(obj, "metadata", a);
-  const json::Value* fin = json::find(m, "finalizers");
-  bool finalizers = fin && fin->IsArray() && !fin->Empty();
+  bool finalizers = hasFinalizers(m);
   auto grace = json::getInt(opts, "gracePeriodSeconds");
   bool graceful =
       p.plural == "pods" && !json::getStringPath(obj, {"spec", "nodeName"}).empty() && (!grace || *grace > 0);

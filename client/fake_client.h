@@ -70,6 +70,10 @@ class FakeClient final : public Client {
   // client every event up to the current revision (informers then show every write made
   // so far); false after `timeout`. What unit tests wait on instead of sleeping.
   bool waitForWatches(size_t watches, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // Waits until `pred` holds, checking it again after every write (it is called without
+  // the fake's lock, so it may make requests); false after `timeout`.
+  bool waitFor(const std::function<bool()>& pred,
+               std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
  private:
   struct Object {

@@ -19,6 +19,7 @@
 #include "common/signals.h"
 #include "kubelet-lite/cri_client.h"
 #include "kubelet-lite/fake_fleet.h"
+#include "kubelet-lite/fake_runtime.h"
 #include "kubelet-lite/kubelet.h"
 #include "kubelet-lite/log_server.h"
 #include "kubelet-lite/node_status.h"
@@ -122,7 +123,8 @@ int main(int argc, char** argv) {
   flags.define("streaming-connection-idle-timeout", "4h",
                "Exec, attach and port-forward sessions with no traffic for this long are closed (0: never).");
   flags.define("runtime", "cri",
-               "cri: containers through containerd's CRI; fake: no containers (scale tests).");
+               "cri: containers through containerd's CRI; fake: an in-memory runtime that runs no processes "
+               "(scale tests).");
   flags.define("container-runtime-endpoint", "unix:///run/containerd/containerd.sock", "The CRI socket.");
   flags.define("root-dir", "/var/lib/shepherd-kubelet", "Pod volumes and container logs live here.");
   flags.define("cgroup-root", "/kubepods", "Absolute cgroup under which pod cgroups are made.");
@@ -180,24 +182,39 @@ int main(int argc, char** argv) {
   }
 
   // The runtime first: without it the node cannot run anything.
-  std::unique_ptr<kubelet::CriClient> cri;
-  std::string runtimeVersion = "fake://0.1.0";
-  if (!fake) {
-    cri = std::make_unique<kubelet::CriClient>(flags.get("container-runtime-endpoint"));
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (true) {
-      auto v = cri->version();
-      if (v) {
-        runtimeVersion = v->runtime_name() + "://" + v->runtime_version();
-        break;
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        std::fprintf(stderr, "kubelet-lite: container runtime at %s is not answering: %s\n",
-                     flags.get("container-runtime-endpoint").c_str(), v.error().message.c_str());
-        return 1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::unique_ptr<kubelet::RuntimeService> runtime;
+  kubelet::FakeRuntime* fakeRuntime = nullptr;
+  if (fake) {
+    // Every image is present; a sandbox takes --fake-startup-ms to make.
+    kubelet::FakeRuntimeOptions fo;
+    fo.any_image = true;
+    fo.sandbox_delay = std::chrono::milliseconds(std::max(0, flags.getInt("fake-startup-ms")));
+    // The node's /24 in 10.128.0.0/9 from its name, so fake nodes in separate processes
+    // hand out different pod IPs (FNV-1a).
+    uint32_t h = 2166136261u;
+    for (unsigned char ch : nodeName) h = (h ^ ch) * 16777619u;
+    fo.node_index = h % 32768;
+    auto owned = std::make_unique<kubelet::FakeRuntime>(fo);
+    fakeRuntime = owned.get();
+    runtime = std::move(owned);
+  } else {
+    runtime = std::make_unique<kubelet::CriClient>(flags.get("container-runtime-endpoint"));
+  }
+  std::string runtimeVersion, runtimeName;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (true) {
+    auto v = runtime->version();
+    if (v) {
+      runtimeName = v->runtime_name();
+      runtimeVersion = v->runtime_name() + "://" + v->runtime_version();
+      break;
     }
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "kubelet-lite: container runtime at %s is not answering: %s\n",
+                   flags.get("container-runtime-endpoint").c_str(), v.error().message.c_str());
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
 
   std::string rootDir = flags.get("root-dir");
@@ -208,11 +225,23 @@ int main(int argc, char** argv) {
   kc.root_dir = rootDir;
   kc.cgroup_root = flags.get("cgroup-root");
   kc.fake = fake;
-  kc.fake_startup_ms = flags.getInt("fake-startup-ms");
+  kc.runtime_name = runtimeName;
   kc.node_cpu = flags.get("cpu").empty() ? std::to_string(machine.cpus) : flags.get("cpu");
   kc.node_memory = flags.get("memory").empty() ? std::to_string(machine.memory_bytes) : flags.get("memory");
   if (!flags.get("resolv-conf").empty()) readResolvConf(flags.get("resolv-conf"), kc);
-  kubelet::Kubelet kl(rest, cri.get(), kc);
+  kubelet::Kubelet kl(rest, *runtime, kc);
+  if (fakeRuntime) {
+    // Fake init containers complete as soon as they start; the others run until stopped.
+    fakeRuntime->setExitOnStart([&kl](const runtime::v1::ContainerConfig& c,
+                                      const runtime::v1::PodSandboxConfig& sb) -> std::optional<int> {
+      client::Object pod = kl.currentPod(sb.metadata().namespace_() + "/" + sb.metadata().name());
+      const json::Value* inits = pod ? json::findPath(*pod, {"spec", "initContainers"}) : nullptr;
+      if (inits && inits->IsArray())
+        for (auto& ic : inits->GetArray())
+          if (json::getString(ic, "name") == c.metadata().name()) return 0;
+      return std::nullopt;
+    });
+  }
 
   // The kubelet port first: the Node advertises the port it really got (--port=0 picks one).
   std::string bind = flags.get("address").empty() ? kc.node_ip : flags.get("address");
@@ -285,8 +314,7 @@ int main(int argc, char** argv) {
     };
     int sig = sigtimedwait(&set, nullptr, &ts);
     if (sig == SIGINT || sig == SIGTERM) break;
-    if (!cri) continue;
-    auto st = cri->status();
+    auto st = runtime->status();
     if (!st) {
       node.setReady(false, "KubeletNotReady", "container runtime is down: " + st.error().message);
       continue;

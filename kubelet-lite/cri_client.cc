@@ -229,17 +229,6 @@ Result<std::string> CriClient::portForward(const runtime::v1::PortForwardRequest
   return resp.url();
 }
 
-Status CriClient::reopenContainerLog(const std::string& id) {
-  grpc::ClientContext ctx;
-  deadline(ctx, std::chrono::seconds(10));
-  runtime::v1::ReopenContainerLogRequest req;
-  req.set_container_id(id);
-  runtime::v1::ReopenContainerLogResponse resp;
-  auto st = runtime_->ReopenContainerLog(&ctx, req, &resp);
-  if (!st.ok()) return fromGrpc("ReopenContainerLog", st);
-  return okStatus();
-}
-
 Result<runtime::v1::Image> CriClient::imageStatus(const std::string& image) {
   grpc::ClientContext ctx;
   deadline(ctx, std::chrono::seconds(10));

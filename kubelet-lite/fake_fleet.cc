@@ -1,6 +1,7 @@
 #include "kubelet-lite/fake_fleet.h"
 
 #include <algorithm>
+#include <map>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -19,11 +20,58 @@ bool conditionTrue(const json::Value& pod, std::string_view type) {
   return false;
 }
 
+// A pod as its node's fake runtime runs it.
+struct FakePod {
+  std::string ip;
+  std::map<std::string, std::string> ids;  // container name -> runtime id
+};
+
+// Stops and removes the pod's sandboxes (and so its containers) in the node's runtime.
+void removePod(FakeRuntime& runtime, const std::string& uid) {
+  runtime::v1::PodSandboxFilter f;
+  (*f.mutable_label_selector())["io.kubernetes.pod.uid"] = uid;
+  if (auto sandboxes = runtime.listPodSandbox(f))
+    for (const auto& sb : *sandboxes) {
+      (void)runtime.stopPodSandbox(sb.id());
+      (void)runtime.removePodSandbox(sb.id());
+    }
+}
+
+// Runs the pod in the node's runtime from scratch: a sandbox (its IP), the init containers
+// run to completion, then the containers, running.
+Result<FakePod> runPod(FakeRuntime& runtime, const json::Value& pod) {
+  std::string uid(json::getStringPath(pod, {"metadata", "uid"}));
+  removePod(runtime, uid);  // a retry starts over
+  runtime::v1::PodSandboxConfig sc;
+  sc.mutable_metadata()->set_name(std::string(json::getStringPath(pod, {"metadata", "name"})));
+  sc.mutable_metadata()->set_namespace_(std::string(json::getStringPath(pod, {"metadata", "namespace"})));
+  sc.mutable_metadata()->set_uid(uid);
+  (*sc.mutable_labels())["io.kubernetes.pod.uid"] = uid;
+  auto sandbox = runtime.runPodSandbox(sc);
+  if (!sandbox) return sandbox.error();
+  FakePod out;
+  if (auto st = runtime.podSandboxStatus(*sandbox)) out.ip = st->status().network().ip();
+  for (bool init : {true, false}) {
+    const json::Value* specs = json::findPath(pod, {"spec", init ? "initContainers" : "containers"});
+    if (!specs || !specs->IsArray()) continue;
+    for (auto& spec : specs->GetArray()) {
+      runtime::v1::ContainerConfig cc;
+      cc.mutable_metadata()->set_name(std::string(json::getString(spec, "name")));
+      cc.mutable_image()->set_image(std::string(json::getString(spec, "image")));
+      auto id = runtime.createContainer(*sandbox, cc, sc);
+      if (!id) return id.error();
+      if (auto st = runtime.startContainer(*id); !st) return st.error();
+      if (init) (void)runtime.exitContainer(*id, 0);
+      out.ids[cc.metadata().name()] = *id;
+    }
+  }
+  return out;
+}
+
 // The status a kubelet reports once every container runs and is ready: phase Running,
 // init containers Completed, PodScheduled as the scheduler wrote it, Ready subject to
 // the pod's readiness gates.
-std::string runningStatus(const json::Value& pod, const std::string& host_ip, const std::string& pod_ip,
-                          const std::string& uid) {
+std::string runningStatus(const json::Value& pod, const std::string& host_ip, const FakePod& run) {
   json::Document st;
   st.SetObject();
   auto& a = st.GetAllocator();
@@ -60,8 +108,8 @@ std::string runningStatus(const json::Value& pod, const std::string& host_ip, co
   };
   st.AddMember("hostIP", json::str(host_ip, a), a);
   st.AddMember("hostIPs", ipList(host_ip), a);
-  st.AddMember("podIP", json::str(pod_ip, a), a);
-  st.AddMember("podIPs", ipList(pod_ip), a);
+  st.AddMember("podIP", json::str(run.ip, a), a);
+  st.AddMember("podIPs", ipList(run.ip), a);
   st.AddMember("startTime", json::str(now, a), a);
   if (const json::Value* q = json::findPath(pod, {"status", "qosClass"}))
     st.AddMember("qosClass", json::Value(*q, a), a);
@@ -90,7 +138,8 @@ std::string runningStatus(const json::Value& pod, const std::string& host_ip, co
       cs.AddMember("restartCount", 0, a);
       cs.AddMember("image", json::str(json::getString(spec, "image"), a), a);
       cs.AddMember("imageID", json::str(json::getString(spec, "image"), a), a);
-      cs.AddMember("containerID", json::str("fake://" + uid.substr(0, 8) + "-" + name, a), a);
+      auto id = run.ids.find(name);
+      cs.AddMember("containerID", json::str("fake://" + (id == run.ids.end() ? "" : id->second), a), a);
       cs.AddMember("started", !init, a);
       out.PushBack(cs, a);
     }
@@ -114,12 +163,19 @@ FakeFleet::FakeFleet(client::Client& client, FakeFleetConfig cfg)
     nc.name = cfg_.name_prefix + "-" + std::to_string(i);
     node_index_[nc.name] = agents_.size();
     agents_.push_back(std::make_unique<NodeAgent>(client_, nc, cfg_.machine));
+    FakeRuntimeOptions ro;
+    ro.node_index = runtimes_.size();
+    ro.any_image = true;
+    ro.record_calls = false;
+    runtimes_.push_back(std::make_unique<FakeRuntime>(ro));
   }
-  next_ip_.assign(agents_.size(), 0);
   pods_.addHandlers(client::EventHandlers{
       [this](const client::Object& o) { onPod(o); },
       [this](const client::Object&, const client::Object& o) { onPod(o); },
       [this](const client::Object& o) {
+        // Gone (confirmed, or deleted with grace 0): nothing of it stays in the runtime.
+        if (FakeRuntime* runtime = runtimeOf(*o))
+          removePod(*runtime, std::string(json::getStringPath(*o, {"metadata", "uid"})));
         std::lock_guard<std::mutex> g(mu_);
         pods_done_.erase(client::objectKey(*o));
       },
@@ -232,16 +288,9 @@ void FakeFleet::work() {
   }
 }
 
-std::string FakeFleet::podIP(const std::string& node) {
-  // 10.128.0.0/9 split into a /24 per node (node index → second and third octets).
-  size_t i = node_index_.at(node);
-  uint32_t host;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    host = next_ip_[i] = next_ip_[i] % 253 + 1;
-  }
-  return "10." + std::to_string(128 + (i / 256) % 128) + "." + std::to_string(i % 256) + "." +
-         std::to_string(host + 1);
+FakeRuntime* FakeFleet::runtimeOf(const json::Value& pod) {
+  auto it = node_index_.find(std::string(json::getStringPath(pod, {"spec", "nodeName"})));
+  return it == node_index_.end() ? nullptr : runtimes_[it->second].get();
 }
 
 void FakeFleet::markRunning(const std::string& key) {
@@ -257,9 +306,14 @@ void FakeFleet::markRunning(const std::string& key) {
   }
   std::string ns(json::getStringPath(pod, {"metadata", "namespace"}));
   std::string name(json::getStringPath(pod, {"metadata", "name"}));
+  auto run = runPod(*runtimes_[node_index_.at(node)], pod);
+  if (!run) {
+    LOG_WARN("kubelet-lite: " << key << " not run: " << run.error().message);
+    later(key, Action::kRun, std::chrono::seconds(1));
+    return;
+  }
   std::string body =
-      R"({"status":)" +
-      runningStatus(pod, agents_[node_index_.at(node)]->config().internal_ip, podIP(node), uid) + "}";
+      R"({"status":)" + runningStatus(pod, agents_[node_index_.at(node)]->config().internal_ip, *run) + "}";
   auto r = client_.patch("/api/v1/namespaces/" + ns + "/pods/" + name + "/status?fieldManager=kubelet-lite",
                          body, "application/merge-patch+json", client::RequestOptions{10000, 1});
   if (!r && r.error().code != 404 && r.error().code != 409) {
@@ -274,7 +328,8 @@ void FakeFleet::confirmDelete(const std::string& key) {
   std::string ns(json::getStringPath(*obj, {"metadata", "namespace"}));
   std::string name(json::getStringPath(*obj, {"metadata", "name"}));
   std::string uid(json::getStringPath(*obj, {"metadata", "uid"}));
-  // No containers to stop: the node confirms at once, for this incarnation only.
+  // Fake containers stop at once: the node confirms then, for this incarnation only.
+  if (FakeRuntime* runtime = runtimeOf(*obj)) removePod(*runtime, uid);
   auto r = client_.request(
       "DELETE", "/api/v1/namespaces/" + ns + "/pods/" + name,
       R"({"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":0,"preconditions":{"uid":")" + uid +

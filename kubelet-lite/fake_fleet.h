@@ -2,8 +2,9 @@
 // (KWOK's shape). Each node is a real NodeAgent — registered Node, Lease renewed on its own
 // schedule, status written as a kubelet does — while the pods bound to any of them are
 // driven by one watch and a small worker pool instead of a thread per pod: after the
-// start-up delay a pod's status becomes Running (containers running and ready, a fake
-// IP), and a pod being deleted is confirmed with the final grace-0 DELETE.
+// start-up delay the pod is run in its node's FakeRuntime (sandbox and IP, init containers
+// completed, containers running) and its status becomes Running; a pod being deleted is
+// stopped and removed there and confirmed with the final grace-0 DELETE.
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,7 @@
 
 #include "client/client.h"
 #include "client/informer.h"
+#include "kubelet-lite/fake_runtime.h"
 #include "kubelet-lite/node_status.h"
 
 namespace shepherd::kubelet {
@@ -64,11 +66,13 @@ class FakeFleet {
   void markRunning(const std::string& key);
   void confirmDelete(const std::string& key);
   void later(const std::string& key, Action action, std::chrono::milliseconds delay);
-  std::string podIP(const std::string& node);
+  // The node's runtime, or nullptr for a node outside the fleet.
+  FakeRuntime* runtimeOf(const json::Value& pod);
 
   client::Client& client_;
   FakeFleetConfig cfg_;
   std::vector<std::unique_ptr<NodeAgent>> agents_;
+  std::vector<std::unique_ptr<FakeRuntime>> runtimes_;  // one per node, as agents_
   std::unordered_map<std::string, size_t> node_index_;  // name -> position in agents_ (read-only after start)
   client::Informer pods_;
 
@@ -77,7 +81,6 @@ class FakeFleet {
   bool stop_ = false;
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   std::unordered_map<std::string, PodRecord> pods_done_;
-  std::vector<uint32_t> next_ip_;  // per node: last host number handed out
   std::vector<std::thread> workers_;
   std::thread starter_;  // starts the heartbeats one by one
 };

@@ -44,9 +44,9 @@ std::vector<int> logAttempts(const std::string& dir) {
 
 }  // namespace
 
-Kubelet::Kubelet(client::Client& client, CriClient* cri, KubeletConfig cfg)
+Kubelet::Kubelet(client::Client& client, RuntimeService& runtime, KubeletConfig cfg)
     : client_(client),
-      cri_(cri),
+      runtime_(runtime),
       cfg_(std::move(cfg)),
       pods_(client, podInformerOptions(cfg_.node_name)),
       events_(client, "kubelet", cfg_.node_name, cfg_.node_name) {
@@ -141,7 +141,6 @@ void Kubelet::housekeeping() {
 }
 
 void Kubelet::cleanupOrphans() {
-  if (cfg_.fake || !cri_) return;
   std::set<std::string> known;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -153,7 +152,7 @@ void Kubelet::cleanupOrphans() {
   // kubelet-lite was down) are stopped and removed with their cgroups and volumes.
   runtime::v1::PodSandboxFilter f;
   (*f.mutable_label_selector())["io.shepherd.node"] = cfg_.node_name;
-  auto sandboxes = cri_->listPodSandbox(f);
+  auto sandboxes = runtime_.listPodSandbox(f);
   if (!sandboxes) return;
   for (const auto& sb : sandboxes.value()) {
     auto it = sb.labels().find("io.kubernetes.pod.uid");
@@ -162,15 +161,16 @@ void Kubelet::cleanupOrphans() {
                                                         << it->second);
     runtime::v1::ContainerFilter cf;
     cf.set_pod_sandbox_id(sb.id());
-    if (auto cs = cri_->listContainers(cf))
+    if (auto cs = runtime_.listContainers(cf))
       for (const auto& c : cs.value()) {
-        (void)cri_->stopContainer(c.id(), 0);
-        (void)cri_->removeContainer(c.id());
+        (void)runtime_.stopContainer(c.id(), 0);
+        (void)runtime_.removeContainer(c.id());
       }
-    (void)cri_->stopPodSandbox(sb.id());
-    (void)cri_->removePodSandbox(sb.id());
-    for (const char* qos : {"", "/burstable", "/besteffort"})
-      removePodCgroups(cfg_.cgroup_root + qos + "/pod" + it->second);
+    (void)runtime_.stopPodSandbox(sb.id());
+    (void)runtime_.removePodSandbox(sb.id());
+    if (!cfg_.fake)
+      for (const char* qos : {"", "/burstable", "/besteffort"})
+        removePodCgroups(cfg_.cgroup_root + qos + "/pod" + it->second);
   }
   std::error_code ec;
   for (auto& e : fs::directory_iterator(cfg_.root_dir + "/pods", ec)) {

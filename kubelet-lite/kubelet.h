@@ -1,6 +1,6 @@
 // Kubelet: kubelet-lite's core. It watches the pods bound to its node and runs one
-// PodWorker per pod, which drives the container runtime (containerd's CRI, or the fake
-// runtime for scale tests) toward the pod's spec and reports the pod's status.
+// PodWorker per pod, which drives the container runtime (containerd's CRI, or the
+// FakeRuntime) toward the pod's spec and reports the pod's status.
 #pragma once
 
 #include <atomic>
@@ -17,8 +17,8 @@
 #include "client/client.h"
 #include "client/event_recorder.h"
 #include "client/informer.h"
-#include "kubelet-lite/cri_client.h"
 #include "kubelet-lite/env.h"
+#include "kubelet-lite/runtime_service.h"
 
 namespace shepherd::kubelet {
 
@@ -27,9 +27,12 @@ struct KubeletConfig {
   std::string node_ip = "127.0.0.1";
   std::string root_dir;  // pods/<uid>/..., logs/pods/...
   std::string cgroup_root = "/kubepods";
-  bool fake = false;  // no containers: pods go Running with a fake IP
-  int fake_startup_ms = 100;
-  std::string node_cpu = "1";  // allocatable, for resourceFieldRef defaults
+  // The runtime is a FakeRuntime: no processes, so nothing is made on the host for pods
+  // (volumes, /etc/hosts, termination-message files, log directories, cgroups) and
+  // probes pass.
+  bool fake = false;
+  std::string runtime_name = "containerd";  // containerIDs are "<runtime_name>://<id>"
+  std::string node_cpu = "1";               // allocatable, for resourceFieldRef defaults
   std::string node_memory = "1Gi";
   std::vector<std::string> dns_servers;
   std::vector<std::string> dns_searches;
@@ -41,14 +44,14 @@ class PodWorker;
 // Thread-safety: start/stop from one thread; the pod workers run on their own threads.
 class Kubelet {
  public:
-  Kubelet(client::Client& client, CriClient* cri, KubeletConfig cfg);
+  Kubelet(client::Client& client, RuntimeService& runtime, KubeletConfig cfg);
   ~Kubelet();
   bool start(int sync_timeout_ms);
   // Stops workers; containers keep running (a restarted kubelet-lite adopts them).
   void stop();
 
   client::Client& api() { return client_; }
-  CriClient* cri() { return cri_; }
+  RuntimeService& runtime() { return runtime_; }
   const KubeletConfig& config() const { return cfg_; }
   DataLookup dataLookup();
   std::string podDir(const std::string& uid) const { return cfg_.root_dir + "/pods/" + uid; }
@@ -74,7 +77,7 @@ class Kubelet {
   void cleanupOrphans();
 
   client::Client& client_;
-  CriClient* cri_;
+  RuntimeService& runtime_;
   KubeletConfig cfg_;
   client::Informer pods_;
   std::mutex mu_;

@@ -60,7 +60,6 @@ class PodWorker {
   void run();
   // One pass; false when the pod is gone for good.
   bool sync();
-  bool syncFake(const json::Value& pod);
   bool terminate(const json::Value& pod, bool final_delete);
   Status ensureSandbox(const json::Value& pod);
   void syncContainers(const json::Value& pod, bool init);
@@ -74,6 +73,8 @@ class PodWorker {
   std::string buildStatus(const json::Value& pod);
   runtime::v1::PodSandboxConfig sandboxConfig(const json::Value& pod);
   bool adopt(const json::Value& pod);
+  // A container's id as the API shows it: "<runtime>://<id>".
+  std::string containerId(const std::string& id) const;
 
   Kubelet& k_;
   std::string key_, uid_, ns_, name_;
@@ -101,7 +102,6 @@ class PodWorker {
   std::string sandbox_error_;
   std::chrono::steady_clock::time_point next_sandbox_try_{};
   bool adopted_ = false;
-  std::chrono::steady_clock::time_point fake_ready_at_{};
 };
 
 }  // namespace shepherd::kubelet

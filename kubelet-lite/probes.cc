@@ -62,15 +62,15 @@ int portOf(const json::Value& action, const json::Value& container) {
 
 }  // namespace
 
-ProbeResult runProbe(const json::Value& probe, const json::Value& container, CriClient* cri,
+ProbeResult runProbe(const json::Value& probe, const json::Value& container, RuntimeService* runtime,
                      const std::string& container_id, const std::string& pod_ip, std::string& message) {
   int timeout = static_cast<int>(json::getInt(probe, "timeoutSeconds").value_or(1));
   if (const json::Value* exec = json::find(probe, "exec")) {
     std::vector<std::string> cmd;
     if (const json::Value* c = json::find(*exec, "command"); c && c->IsArray())
       for (auto& x : c->GetArray()) cmd.emplace_back(json::view(x));
-    if (!cri) return ProbeResult::Success;
-    auto r = cri->execSync(container_id, cmd, timeout);
+    if (!runtime) return ProbeResult::Success;
+    auto r = runtime->execSync(container_id, cmd, timeout);
     if (!r) {
       message = r.error().message;
       return ProbeResult::Failure;
@@ -132,8 +132,8 @@ ProbeResult runProbe(const json::Value& probe, const json::Value& container, Cri
 }
 
 bool tickProbe(const json::Value& probe, const json::Value& container, ProbeState& st,
-               std::chrono::steady_clock::time_point started, CriClient* cri, const std::string& container_id,
-               const std::string& pod_ip) {
+               std::chrono::steady_clock::time_point started, RuntimeService* runtime,
+               const std::string& container_id, const std::string& pod_ip) {
   auto now = std::chrono::steady_clock::now();
   if (st.next_run == std::chrono::steady_clock::time_point{})
     st.next_run = started + std::chrono::seconds(json::getInt(probe, "initialDelaySeconds").value_or(0));
@@ -141,7 +141,7 @@ bool tickProbe(const json::Value& probe, const json::Value& container, ProbeStat
   st.next_run =
       now + std::chrono::seconds(std::max<int64_t>(1, json::getInt(probe, "periodSeconds").value_or(10)));
   std::string msg;
-  ProbeResult r = runProbe(probe, container, cri, container_id, pod_ip, msg);
+  ProbeResult r = runProbe(probe, container, runtime, container_id, pod_ip, msg);
   int successThreshold = static_cast<int>(json::getInt(probe, "successThreshold").value_or(1));
   int failureThreshold = static_cast<int>(json::getInt(probe, "failureThreshold").value_or(3));
   if (r == ProbeResult::Success) {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/json.h"
-#include "kubelet-lite/cri_client.h"
+#include "kubelet-lite/runtime_service.h"
 
 namespace shepherd::kubelet {
 
@@ -23,13 +23,13 @@ enum class ProbeResult { Success, Failure };
 
 // Runs one probe attempt of `container` (its spec: named ports resolve against it);
 // `message` tells why it failed.
-ProbeResult runProbe(const json::Value& probe, const json::Value& container, CriClient* cri,
+ProbeResult runProbe(const json::Value& probe, const json::Value& container, RuntimeService* runtime,
                      const std::string& container_id, const std::string& pod_ip, std::string& message);
 
 // Runs `probe` if it is due (respecting initialDelaySeconds from `started`, periodSeconds)
 // and updates the thresholds. Returns true when it ran.
 bool tickProbe(const json::Value& probe, const json::Value& container, ProbeState& st,
-               std::chrono::steady_clock::time_point started, CriClient* cri, const std::string& container_id,
-               const std::string& pod_ip);
+               std::chrono::steady_clock::time_point started, RuntimeService* runtime,
+               const std::string& container_id, const std::string& pod_ip);
 
 }  // namespace shepherd::kubelet

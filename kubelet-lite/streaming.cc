@@ -53,7 +53,6 @@ void serveStreaming(Kubelet& k, const StreamingOptions& options, const std::stri
     return resp->send(http::plainText(404, "404 page not found\n"));
   if (req.method != "GET" && req.method != "POST")
     return resp->send(http::plainText(405, "method not allowed\n"));
-  if (!k.cri()) return resp->send(http::plainText(500, kind + " is not supported by the fake runtime\n"));
   const std::string &ns = parts[0], &name = parts[1];
   client::Object pod = k.currentPod(ns + "/" + name);
   if (!pod) return resp->send(http::plainText(404, "pod does not exist\n"));
@@ -63,7 +62,7 @@ void serveStreaming(Kubelet& k, const StreamingOptions& options, const std::stri
   if (portForward) {
     runtime::v1::PodSandboxFilter filter;
     (*filter.mutable_label_selector())["io.kubernetes.pod.uid"] = podUid;
-    auto sandboxes = k.cri()->listPodSandbox(filter);
+    auto sandboxes = k.runtime().listPodSandbox(filter);
     if (!sandboxes) return resp->send(http::plainText(500, sandboxes.error().message + "\n"));
     std::string sandbox;
     for (auto& sb : *sandboxes)
@@ -78,7 +77,7 @@ void serveStreaming(Kubelet& k, const StreamingOptions& options, const std::stri
         } catch (...) {
           return resp->send(http::plainText(400, "invalid port \"" + value + "\"\n"));
         }
-    url = k.cri()->portForward(r);
+    url = k.runtime().portForward(r);
   } else {
     const std::string& container = parts[2];
     std::string id = runningContainerId(*pod, container);
@@ -93,7 +92,7 @@ void serveStreaming(Kubelet& k, const StreamingOptions& options, const std::stri
       r.set_stdout(flag(req, "output"));
       r.set_stderr(flag(req, "error"));
       r.set_tty(flag(req, "tty"));
-      url = k.cri()->exec(r);
+      url = k.runtime().exec(r);
     } else {
       runtime::v1::AttachRequest r;
       r.set_container_id(id);
@@ -101,7 +100,7 @@ void serveStreaming(Kubelet& k, const StreamingOptions& options, const std::stri
       r.set_stdout(flag(req, "output"));
       r.set_stderr(flag(req, "error"));
       r.set_tty(flag(req, "tty"));
-      url = k.cri()->attach(r);
+      url = k.runtime().attach(r);
     }
   }
   if (!url) return resp->send(http::plainText(url.error().code, url.error().message + "\n"));
