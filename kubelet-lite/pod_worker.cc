@@ -115,13 +115,16 @@ bool PodWorker::sync() {
     return true;
   }
   syncContainers(pod, true);
-  bool initDone = true;
-  for (auto& spec : containersOf(pod, true).GetArray()) {
-    auto& rec = init_[std::string(json::getString(spec, "name"))];
-    if (!(rec.exited && rec.exit_code == 0)) initDone = false;
-  }
-  if (initDone) {
+  if (initializedNow(pod)) {
+    initialized_ = true;
     syncContainers(pod, false);
+    if (!sidecars_stopped_ && mainsFinished(pod)) {
+      // As upstream: a pod whose main containers are done for good is killed, and its
+      // sidecars with it; their exits do not count for the phase.
+      sidecars_stopped_ = true;
+      stopSidecars(pod, json::getInt(*json::find(pod, "spec"), "terminationGracePeriodSeconds").value_or(30));
+      syncContainers(pod, true);  // refresh their records
+    }
   } else {
     for (auto& spec : containersOf(pod, false).GetArray()) {
       auto& rec = containers_[std::string(json::getString(spec, "name"))];
@@ -130,6 +133,31 @@ bool PodWorker::sync() {
   }
   writeStatus(pod);
   return true;
+}
+
+bool PodWorker::initializedNow(const json::Value& pod) {
+  if (initialized_) return true;
+  for (auto& [n, rec] : containers_)
+    if (rec.started_once) return true;
+  for (auto& spec : containersOf(pod, true).GetArray()) {
+    auto& rec = init_[std::string(json::getString(spec, "name"))];
+    bool done = isSidecar(spec) ? rec.startedWith(spec) : rec.exited && rec.exit_code == 0;
+    if (!done) return false;
+  }
+  return true;
+}
+
+bool PodWorker::mainsFinished(const json::Value& pod) {
+  std::string policy = restartPolicy(pod);
+  if (policy == "Always") return false;
+  bool any = false;
+  for (auto& spec : containersOf(pod, false).GetArray()) {
+    auto& rec = containers_[std::string(json::getString(spec, "name"))];
+    if (!rec.exited || rec.running) return false;
+    if (policy == "OnFailure" && rec.exit_code != 0) return false;  // it will be restarted
+    any = true;
+  }
+  return any;
 }
 
 }  // namespace shepherd::kubelet

@@ -44,6 +44,11 @@ struct ContainerRecord {
   int pull_backoff_seconds = 0;
   std::chrono::steady_clock::time_point pull_retry_at{};
   ProbeState liveness, readiness, startup;
+
+  // Running, and its startup probe (if any) succeeded: upstream's `started`.
+  bool startedWith(const json::Value& spec) const {
+    return running && (!json::find(spec, "startupProbe") || startup.ok);
+  }
 };
 
 class PodWorker {
@@ -63,6 +68,13 @@ class PodWorker {
   bool terminate(const json::Value& pod, bool final_delete);
   Status ensureSandbox(const json::Value& pod);
   void syncContainers(const json::Value& pod, bool init);
+  // Every regular init container exited 0 and every sidecar has started (or a main
+  // container has run: the pod stays initialized while a sidecar restarts).
+  bool initializedNow(const json::Value& pod);
+  // Restart policy Never/OnFailure: every main container is done for good, so the
+  // sidecars are stopped (and not restarted).
+  bool mainsFinished(const json::Value& pod);
+  void stopSidecars(const json::Value& pod, int64_t grace_seconds);
   Status startContainer(const json::Value& pod, const json::Value& spec, ContainerRecord& rec, bool init);
   // An event about one container, sent once per attempt.
   void containerEvent(const json::Value& pod, ContainerRecord& rec, const std::string& type,
@@ -102,6 +114,8 @@ class PodWorker {
   std::string sandbox_error_;
   std::chrono::steady_clock::time_point next_sandbox_try_{};
   bool adopted_ = false;
+  bool initialized_ = false;       // init containers done (sidecars started) once
+  bool sidecars_stopped_ = false;  // the main containers finished: sidecars stay stopped
 };
 
 }  // namespace shepherd::kubelet

@@ -360,17 +360,26 @@ void PodWorker::syncContainers(const json::Value& pod, bool init) {
     std::string cname(json::getString(spec, "name"));
     auto& rec = records[cname];
     refreshContainer(spec, rec);
-    bool restartable = policy == "Always" || (policy == "OnFailure" && rec.exit_code != 0);
-    if (init && policy == "Always") restartable = rec.exit_code != 0;  // init containers run to success
+    const bool sidecar = init && isSidecar(spec);
+    // Init containers are started one at a time, in order: a regular one must have exited
+    // 0 and a sidecar must have started before the next one starts. Once the pod is
+    // initialized, regular init containers never run again; sidecars are kept running.
+    if (init && !sidecar && initialized_) continue;
+    const bool waitForIt = init && !(sidecar && initialized_);
+    // A sidecar restarts whatever the pod's policy; regular init containers run to success.
+    bool restartable = sidecar || policy == "Always" || (policy == "OnFailure" && rec.exit_code != 0);
+    if (init && !sidecar && policy == "Always") restartable = rec.exit_code != 0;
+    if (sidecar && sidecars_stopped_) restartable = false;
     if (rec.running) {
       runProbes(pod, spec, rec);
-      if (init) return;  // wait for this init container to finish
+      if (init && !sidecar) return;                     // wait for this init container to finish
+      if (waitForIt && !rec.startedWith(spec)) return;  // wait for the sidecar's startup
       continue;
     }
     if (rec.exited) {
-      if (init && rec.exit_code == 0) continue;  // done: next init container
+      if (init && !sidecar && rec.exit_code == 0) continue;  // done: next init container
       if (!restartable) {
-        if (init) return;  // the pod fails (computed in the status)
+        if (waitForIt && !sidecar) return;  // the pod fails (computed in the status)
         continue;
       }
       // Upstream's doBackOff: the first exit restarts at once; later ones wait 10 s,
@@ -385,7 +394,7 @@ void PodWorker::syncContainers(const json::Value& pod, bool init) {
         containerEvent(pod, rec, "Warning", "BackOff",
                        "Back-off restarting failed container " + cname + " in pod " + name_ + "_" + ns_ +
                            "(" + uid_ + ")");
-        if (init) return;
+        if (waitForIt) return;
         continue;
       }
       rec.backoff_seconds =
@@ -395,13 +404,11 @@ void PodWorker::syncContainers(const json::Value& pod, bool init) {
       // The finished attempt becomes lastState.
       rec.last_terminated = rec.terminated;
       rec.exited = false;
+    } else if (sidecar && sidecars_stopped_) {
+      continue;
     }
-    if (!rec.id.empty() && !rec.exited && !rec.running) {
-      // Created but not running (start failed earlier): start again.
-    }
-    auto st = startContainer(pod, spec, rec, init);
-    if (st && init) return;  // started: wait for it
-    if (!st && init) return;
+    (void)startContainer(pod, spec, rec, init);
+    if (waitForIt) return;  // started (or failed to): look again on the next pass
   }
 }
 

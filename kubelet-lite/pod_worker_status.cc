@@ -27,14 +27,14 @@ std::string PodWorker::buildStatus(const json::Value& pod) {
       json::Value run(rapidjson::kObjectType);
       if (!rec.started_at.empty()) run.AddMember("startedAt", json::str(rec.started_at, a), a);
       state.AddMember("running", run, a);
-      started = !json::find(spec, "startupProbe") || rec.startup.ok;
+      started = rec.startedWith(spec);
       ready = started && (json::find(spec, "readinessProbe") ? rec.readiness.ok : true);
-      if (init) ready = false;
+      if (init && !isSidecar(spec)) ready = false;  // a regular init container is ready once it exited 0
     } else if (rec.exited && rec.waiting_reason != "CrashLoopBackOff") {
       json::Document t;
       t.Parse(rec.terminated.data(), rec.terminated.size());
       state.AddMember("terminated", json::Value(t, a), a);
-      ready = init && rec.exit_code == 0;
+      ready = init && !isSidecar(spec) && rec.exit_code == 0;
     } else {
       json::Value w(rapidjson::kObjectType);
       w.AddMember("reason",
@@ -61,21 +61,31 @@ std::string PodWorker::buildStatus(const json::Value& pod) {
     cs.AddMember("started", rec.running && started, a);
     return cs;
   };
-  // Init containers.
+  // Init containers. Sidecars count like main containers for readiness and while they
+  // run; once stopped (or between restarts) they do not count for the phase.
   json::Value initStatuses(rapidjson::kArrayType);
-  bool initDone = true, initFailed = false;
+  bool initFailed = false;
+  int running = 0, waiting = 0, succeeded = 0, failed = 0, total = 0, ready = 0;
   for (auto& spec : containersOf(pod, true).GetArray()) {
     auto& rec = init_[std::string(json::getString(spec, "name"))];
-    initStatuses.PushBack(containerStatus(spec, rec, true), a);
-    if (!(rec.exited && rec.exit_code == 0)) initDone = false;
-    if (rec.exited && rec.exit_code != 0 && policy == "Never") initFailed = true;
+    json::Value cs = containerStatus(spec, rec, true);
+    if (isSidecar(spec)) {
+      ++total;
+      if (json::getBool(cs, "ready")) ++ready;
+      if (rec.running) ++running;
+    } else if (rec.exited && rec.exit_code != 0 && policy == "Never") {
+      initFailed = true;
+    }
+    initStatuses.PushBack(cs, a);
   }
+  bool initDone = initializedNow(pod);
   json::Value statuses(rapidjson::kArrayType);
-  int running = 0, waiting = 0, succeeded = 0, failed = 0, total = 0, ready = 0;
+  int mains = 0;
   for (auto& spec : containersOf(pod, false).GetArray()) {
     auto& rec = containers_[std::string(json::getString(spec, "name"))];
     json::Value cs = containerStatus(spec, rec, false);
     ++total;
+    ++mains;
     if (json::getBool(cs, "ready")) ++ready;
     if (rec.running)
       ++running;
@@ -99,7 +109,7 @@ std::string PodWorker::buildStatus(const json::Value& pod) {
     for (auto& [n, r] : containers_)
       if (r.started_once) ranBefore = true;
     phase = ranBefore ? "Running" : "Pending";
-  } else if (total > 0 && succeeded + failed == total) {
+  } else if (mains > 0 && succeeded + failed == mains) {
     if (policy == "Always")
       phase = "Running";
     else if (failed == 0)
@@ -112,16 +122,18 @@ std::string PodWorker::buildStatus(const json::Value& pod) {
     st.AddMember("reason", json::str(failed_reason_, a), a);
     st.AddMember("message", json::str(failed_message_, a), a);
   }
-  // Conditions (PodScheduled is the scheduler's, kept as it is).
+  // Conditions: those the kubelet does not own (PodScheduled, DisruptionTarget, readiness
+  // gates, ...) are kept as they are (the status is a merge patch: the list is replaced).
   json::Value conds(rapidjson::kArrayType);
   bool scheduled = false;
   if (const json::Value* existing = json::findPath(pod, {"status", "conditions"});
       existing && existing->IsArray())
-    for (auto& c : existing->GetArray())
-      if (json::getString(c, "type") == "PodScheduled") {
-        conds.PushBack(json::Value(c, a), a);
-        scheduled = true;
-      }
+    for (auto& c : existing->GetArray()) {
+      std::string_view type = json::getString(c, "type");
+      if (type == "Initialized" || type == "Ready" || type == "ContainersReady") continue;
+      conds.PushBack(json::Value(c, a), a);
+      if (type == "PodScheduled") scheduled = true;
+    }
   bool containersReady = total > 0 && ready == total && phase == "Running";
   bool podReady = containersReady;
   if (const json::Value* gates = json::findPath(pod, {"spec", "readinessGates"}); gates && gates->IsArray())

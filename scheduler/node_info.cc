@@ -100,8 +100,10 @@ NodeSelectorTerm parseTerm(const json::Value& term) {
 }  // namespace
 
 PodResources podRequests(const json::Value& spec) {
-  // Effective request: the sum over containers, or the largest init container if that is
-  // larger, plus pod overhead.
+  // Effective request, as upstream's PodRequests: the sum over containers and sidecars
+  // (init containers with restartPolicy Always, which keep running), or what the init
+  // phase needs at its peak if that is larger — a regular init container runs beside the
+  // sidecars started before it — plus pod overhead.
   PodResources sum;
   if (const json::Value* cs = json::find(spec, "containers"); cs && cs->IsArray())
     for (auto& c : cs->GetArray()) {
@@ -109,12 +111,23 @@ PodResources podRequests(const json::Value& spec) {
       sum.requests += r.requests;
       sum.non_zero += r.non_zero;
     }
+  PodResources initPeak, sidecars;
   if (const json::Value* ics = json::find(spec, "initContainers"); ics && ics->IsArray())
     for (auto& c : ics->GetArray()) {
       PodResources r = containerRequests(c);
-      takeLarger(sum.requests, r.requests);
-      takeLarger(sum.non_zero, r.non_zero);
+      PodResources use = sidecars;
+      use.requests += r.requests;
+      use.non_zero += r.non_zero;
+      if (json::getString(c, "restartPolicy") == "Always") {
+        sum.requests += r.requests;
+        sum.non_zero += r.non_zero;
+        sidecars = use;
+      }
+      takeLarger(initPeak.requests, use.requests);
+      takeLarger(initPeak.non_zero, use.non_zero);
     }
+  takeLarger(sum.requests, initPeak.requests);
+  takeLarger(sum.non_zero, initPeak.non_zero);
   if (const json::Value* oh = json::find(spec, "overhead")) {
     Resources o;
     o.milli_cpu = quantity(oh, "cpu", true);

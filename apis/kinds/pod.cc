@@ -223,13 +223,28 @@ class PodStrategy final : public Strategy {
 
     bool initializing = false;
     int initCount = 0;
-    if (const json::Value* ic = json::find(*spec, "initContainers"); ic && ic->IsArray())
+    // Sidecars (init containers with restartPolicy Always) count as containers, as upstream's
+    // printer: in the total, ready once started and ready, and their restarts.
+    std::set<std::string_view> sidecars;
+    if (const json::Value* ic = json::find(*spec, "initContainers"); ic && ic->IsArray()) {
       initCount = static_cast<int>(ic->Size());
-    if (const json::Value* ics = json::find(*status, "initContainerStatuses"); ics && ics->IsArray()) {
+      for (auto& c : ic->GetArray())
+        if (json::getString(c, "restartPolicy") == "Always") sidecars.insert(json::getString(c, "name"));
+    }
+    total += static_cast<int>(sidecars.size());
+    const json::Value* ics = json::find(*status, "initContainerStatuses");
+    if (ics && !ics->IsArray()) ics = nullptr;
+    if (ics)
+      for (auto& c : ics->GetArray())
+        if (sidecars.count(json::getString(c, "name")) && json::getBool(c, "started") &&
+            json::getBool(c, "ready"))
+          ++ready;
+    if (ics) {
       for (rapidjson::SizeType i = 0; i < ics->Size(); ++i) {
         const json::Value& c = (*ics)[i];
         restarts += json::getInt(c, "restartCount").value_or(0);
         lastRestartAgo(c, latest);
+        if (sidecars.count(json::getString(c, "name")) && json::getBool(c, "started")) continue;
         const json::Value* term = json::findPath(c, {"state", "terminated"});
         const json::Value* wait = json::findPath(c, {"state", "waiting"});
         if (term && json::getInt(*term, "exitCode").value_or(0) == 0) continue;
@@ -261,6 +276,12 @@ class PodStrategy final : public Strategy {
       }
     if (!initializing || initializedTrue) {
       restarts = 0;
+      if (ics)
+        for (auto& c : ics->GetArray())
+          if (sidecars.count(json::getString(c, "name"))) {
+            restarts += json::getInt(c, "restartCount").value_or(0);
+            lastRestartAgo(c, latest);
+          }
       bool hasRunning = false;
       if (const json::Value* css = json::find(*status, "containerStatuses"); css && css->IsArray()) {
         for (int i = static_cast<int>(css->Size()) - 1; i >= 0; --i) {

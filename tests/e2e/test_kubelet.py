@@ -379,6 +379,36 @@ def test_container_that_never_starts_has_no_start_time(server, node, ns):
     delete_pod(server, ns, "nostart", wait=False)
 
 
+def test_native_sidecar_runs_beside_the_main_container(server, node, ns):
+    # An init container with restartPolicy Always is a sidecar (upstream's default since
+    # 1.29): it starts, the next init container and then the main container start beside
+    # it, it is restarted when it exits whatever the pod's policy, and a Job-like pod
+    # succeeds from its main container alone (the sidecar used to keep it at Init:0/2).
+    make_pod(server, node, ns, "sidecar",
+             [{"name": "c", "image": "busybox", "command": sh(TERM_AWARE % "sleep 3600")}],
+             initContainers=[
+                 {"name": "log", "image": "busybox", "restartPolicy": "Always",
+                  "command": sh(TERM_AWARE % "sleep 3600")},
+                 {"name": "setup", "image": "busybox", "command": ["true"]}])
+    pod = wait_pod(server, ns, "sidecar", lambda p: running(p) and (condition(p, "Ready") or {}).get("status") == "True",
+                   what="Running and Ready")
+    side = cstatus(pod, "log", init=True)
+    assert "running" in side["state"] and side["started"] and side["ready"], side
+    assert cstatus(pod, "setup", init=True)["state"]["terminated"]["exitCode"] == 0
+    assert condition(pod, "Initialized")["status"] == "True"
+    out = kubectl(server, "get", "pod", "sidecar", "-n", ns, "--no-headers").stdout.split()
+    assert out[1:3] == ["2/2", "Running"], out
+    delete_pod(server, ns, "sidecar")
+
+    make_pod(server, node, ns, "sidecar-job", [{"name": "c", "image": "busybox", "command": sh("sleep 2")}],
+             restartPolicy="Never",
+             initContainers=[{"name": "log", "image": "busybox", "restartPolicy": "Always",
+                              "command": sh(TERM_AWARE % "sleep 3600")}])
+    pod = wait_pod(server, ns, "sidecar-job", lambda p: p["status"].get("phase") == "Succeeded", what="Succeeded")
+    assert cstatus(pod)["state"]["terminated"]["exitCode"] == 0
+    delete_pod(server, ns, "sidecar-job", wait=False)
+
+
 @pytest.mark.slow
 def test_probes_http_tcp_exec(server, node, ns):
     make_pod(server, node, ns, "web", [{

@@ -300,6 +300,106 @@ TEST(PodWorker, DeletionStopsContainersRemovesSandboxThenConfirms) {
   EXPECT_EQ(json::getStringPath(body, {"preconditions", "uid"}), uid);
 }
 
+// Native sidecars: init containers with restartPolicy Always (upstream's KEP-753).
+TEST(PodWorkerSidecars, ASidecarStartsThenTheNextInitContainerAndKeepsRunning) {
+  Node n;
+  std::string uid =
+      n.create("side", R"("initContainers":[{"name":"log","image":"busybox","restartPolicy":"Always"},
+    {"name":"setup","image":"busybox"}],"containers":[{"name":"c","image":"busybox"}])");
+  std::string log = n.waitContainer(uid, "log");
+  ASSERT_FALSE(log.empty());
+  // Started (no startup probe): the next init container runs while the sidecar keeps running.
+  std::string setup = n.waitContainer(uid, "setup");
+  ASSERT_FALSE(setup.empty());
+  EXPECT_EQ(n.runtime.containerId(uid, "c"), "");
+  ASSERT_TRUE(n.runtime.exitContainer(setup, 0).ok());
+  ASSERT_FALSE(n.waitContainer(uid, "c").empty());
+  ASSERT_TRUE(n.waitPod("side", [](const json::Value& p) {
+    return json::getStringPath(p, {"status", "phase"}) == "Running" && condition(p, "Ready") == "True";
+  })) << json::serialize(n.pod("side"));
+  json::Document pod = n.pod("side");
+  EXPECT_EQ(condition(pod, "Initialized"), "True");
+  EXPECT_EQ(condition(pod, "ContainersReady"), "True");
+  const json::Value* cs = containerStatus(pod, "initContainerStatuses", "log");
+  ASSERT_NE(cs, nullptr);
+  EXPECT_TRUE(json::findPath(*cs, {"state", "running"}));
+  EXPECT_TRUE(json::getBool(*cs, "started"));
+  EXPECT_TRUE(json::getBool(*cs, "ready"));
+  EXPECT_EQ(n.runtime.containerId(uid, "log"), log);  // the same, never restarted
+  cs = containerStatus(pod, "initContainerStatuses", "setup");
+  ASSERT_NE(cs, nullptr);
+  EXPECT_EQ(json::getStringPath(*cs, {"state", "terminated", "reason"}), "Completed");
+}
+
+TEST(PodWorkerSidecars, ASidecarThatExitsIsRestartedEvenWithRestartPolicyNever) {
+  Node n;
+  std::string uid = n.create("side", R"("restartPolicy":"Never",
+    "initContainers":[{"name":"log","image":"busybox","restartPolicy":"Always"}],
+    "containers":[{"name":"c","image":"busybox"}])");
+  ASSERT_TRUE(n.waitPod("side", [](const json::Value& p) {
+    return json::getStringPath(p, {"status", "phase"}) == "Running";
+  })) << json::serialize(n.pod("side"));
+  std::string first = n.runtime.containerId(uid, "log");
+  ASSERT_TRUE(n.runtime.exitContainer(first, 1).ok());
+  ASSERT_TRUE(n.waitPod("side", [](const json::Value& p) {
+    const json::Value* cs = containerStatus(p, "initContainerStatuses", "log");
+    return cs && json::getInt(*cs, "restartCount") == 1 && json::findPath(*cs, {"state", "running"});
+  })) << json::serialize(n.pod("side"));
+  EXPECT_NE(n.runtime.containerId(uid, "log"), first);
+  json::Document pod = n.pod("side");
+  EXPECT_EQ(json::getStringPath(pod, {"status", "phase"}), "Running");
+  const json::Value* cs = containerStatus(pod, "initContainerStatuses", "log");
+  EXPECT_EQ(json::getInt(*json::findPath(*cs, {"lastState", "terminated"}), "exitCode"), 1);
+}
+
+TEST(PodWorkerSidecars, AJobSucceedsFromItsMainContainersAndItsSidecarsAreStopped) {
+  Node n;
+  std::string uid = n.create("job", R"("restartPolicy":"Never","terminationGracePeriodSeconds":2,
+    "initContainers":[{"name":"log","image":"busybox","restartPolicy":"Always"}],
+    "containers":[{"name":"c","image":"busybox"}])");
+  std::string main = n.waitContainer(uid, "c");
+  ASSERT_FALSE(main.empty());
+  ASSERT_TRUE(n.runtime.exitContainer(main, 0).ok());
+  ASSERT_TRUE(n.waitPod("job", [](const json::Value& p) {
+    return json::getStringPath(p, {"status", "phase"}) == "Succeeded";
+  })) << json::serialize(n.pod("job"));
+  // The sidecar was stopped (143/137 from the stop does not fail the pod) and not restarted.
+  std::string log = n.runtime.containerId(uid, "log");
+  auto st = n.runtime.containerStatus(log);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->state(), runtime::v1::CONTAINER_EXITED);
+  json::Document pod = n.pod("job");
+  const json::Value* cs = containerStatus(pod, "initContainerStatuses", "log");
+  ASSERT_NE(cs, nullptr);
+  EXPECT_EQ(json::getInt(*cs, "restartCount"), 0);
+}
+
+TEST(PodWorkerSidecars, DeletionStopsMainContainersFirstThenSidecarsLastDefinedFirst) {
+  Node n;
+  std::string uid = n.create("del", R"("terminationGracePeriodSeconds":2,
+    "initContainers":[{"name":"s1","image":"busybox","restartPolicy":"Always"},
+                      {"name":"s2","image":"busybox","restartPolicy":"Always"}],
+    "containers":[{"name":"c","image":"busybox"}])");
+  ASSERT_TRUE(n.waitPod("del", [](const json::Value& p) {
+    return json::getStringPath(p, {"status", "phase"}) == "Running" && condition(p, "Ready") == "True";
+  })) << json::serialize(n.pod("del"));
+  std::string s1 = n.runtime.containerId(uid, "s1"), s2 = n.runtime.containerId(uid, "s2"),
+              c = n.runtime.containerId(uid, "c");
+  ASSERT_TRUE(n.api.del(kPods + "/del", R"({"gracePeriodSeconds":2})").ok());
+  ASSERT_TRUE(n.api.waitFor(
+      [&] {
+        auto r = n.api.get(kPods + "/del");
+        return !r.ok() && r.error().code == 404;
+      },
+      kTimeout));
+  auto calls = n.runtime.calls();
+  size_t stopC = callIndex(calls, "stopContainer " + c), stopS1 = callIndex(calls, "stopContainer " + s1),
+         stopS2 = callIndex(calls, "stopContainer " + s2);
+  ASSERT_LT(stopS1, calls.size());
+  EXPECT_LT(stopC, stopS2);
+  EXPECT_LT(stopS2, stopS1);
+}
+
 TEST(FakeRuntime, SandboxesAndContainers) {
   FakeRuntimeOptions o;
   o.node_index = 257;

@@ -36,6 +36,21 @@ TEST(SchedulerFramework, ParsesRequestsIncludingInitContainers) {
   EXPECT_EQ(p.scheduler_name, "default-scheduler");
 }
 
+TEST(SchedulerFramework, SidecarsCountWithTheContainersAndBesideLaterInitContainers) {
+  // Upstream's PodRequests: sidecars add to the containers' sum; a regular init container
+  // runs beside the sidecars started before it.
+  auto p = pod(R"({"containers":[{"name":"a","resources":{"requests":{"cpu":"1","memory":"100Mi"}}}],
+      "initContainers":[
+        {"name":"s","restartPolicy":"Always","resources":{"requests":{"cpu":"500m","memory":"50Mi"}}},
+        {"name":"i","resources":{"requests":{"cpu":"1200m","memory":"10Mi"}}}]})");
+  EXPECT_EQ(p.requests.milli_cpu, 1700);            // init peak: 500m + 1200m > 1 + 500m
+  EXPECT_EQ(p.requests.memory, 150 * 1024 * 1024);  // containers and sidecar: 100Mi + 50Mi
+  auto q = pod(R"({"containers":[{"name":"a","resources":{"requests":{"cpu":"1"}}}],
+      "initContainers":[{"name":"i","resources":{"requests":{"cpu":"300m"}}},
+        {"name":"s","restartPolicy":"Always","resources":{"requests":{"cpu":"500m"}}}]})");
+  EXPECT_EQ(q.requests.milli_cpu, 1500);  // a sidecar after the init container: 1 + 500m
+}
+
 TEST(SchedulerFramework, FiltersWithUpstreamReasons) {
   NodeInfo n = node("n1", "1", "1Gi");
   EXPECT_TRUE(

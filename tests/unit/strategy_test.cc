@@ -125,6 +125,34 @@ TEST(PodStrategy, TableRowMirrorsKubectl) {
   EXPECT_STREQ(cells[7].GetString(), "<none>");
 }
 
+TEST(PodStrategy, TableRowCountsSidecarsAsUpstreamsPrinter) {
+  auto s = kinds::podStrategy();
+  auto row = [&](const std::string& status) {
+    auto pod = parse(R"({"metadata":{"name":"p","creationTimestamp":"2020-01-01T00:00:00Z"},
+      "spec":{"initContainers":[{"name":"log","restartPolicy":"Always"},{"name":"setup"}],
+              "containers":[{"name":"c"}]},"status":)" +
+                     status + "}");
+    json::Document cells;
+    cells.SetArray();
+    s->tableRow(pod, cells, cells.GetAllocator());
+    return std::vector<std::string>{cells[1].GetString(), cells[2].GetString(), cells[3].GetString()};
+  };
+  // The sidecar started: it is skipped, the regular init container is the one waited for.
+  EXPECT_EQ(row(R"({"phase":"Pending","initContainerStatuses":[
+      {"name":"log","ready":true,"started":true,"restartCount":0,"state":{"running":{}}},
+      {"name":"setup","ready":false,"restartCount":0,"state":{"running":{}}}],
+    "containerStatuses":[{"name":"c","ready":false,"restartCount":0,"state":{"waiting":{"reason":"PodInitializing"}}}]})"),
+            (std::vector<std::string>{"1/2", "Init:1/2", "0"}));
+  // Running: the sidecar is one of the containers, its restarts count.
+  EXPECT_EQ(
+      row(R"({"phase":"Running","conditions":[{"type":"Initialized","status":"True"},{"type":"Ready","status":"True"}],
+    "initContainerStatuses":[
+      {"name":"log","ready":true,"started":true,"restartCount":2,"state":{"running":{}}},
+      {"name":"setup","ready":true,"restartCount":0,"state":{"terminated":{"exitCode":0,"reason":"Completed"}}}],
+    "containerStatuses":[{"name":"c","ready":true,"restartCount":1,"state":{"running":{}}}]})"),
+      (std::vector<std::string>{"2/2", "Running", "3"}));
+}
+
 TEST(ConfigMapStrategy, KeysAndImmutability) {
   auto s = kinds::configMapStrategy();
   auto empty = parse(R"({"data":{"":"x"}})");
