@@ -61,7 +61,8 @@ Result<FakePod> runPod(FakeRuntime& runtime, const json::Value& pod) {
       auto id = runtime.createContainer(*sandbox, cc, sc);
       if (!id) return id.error();
       if (auto st = runtime.startContainer(*id); !st) return st.error();
-      if (init) (void)runtime.exitContainer(*id, 0);
+      if (init && json::getString(spec, "restartPolicy") != "Always")  // sidecars keep running
+        (void)runtime.exitContainer(*id, 0);
       out.ids[cc.metadata().name()] = *id;
     }
   }
@@ -69,7 +70,7 @@ Result<FakePod> runPod(FakeRuntime& runtime, const json::Value& pod) {
 }
 
 // The status a kubelet reports once every container runs and is ready: phase Running,
-// init containers Completed, PodScheduled as the scheduler wrote it, Ready subject to
+// init containers Completed (sidecars running), PodScheduled as the scheduler wrote it, Ready subject to
 // the pod's readiness gates.
 std::string runningStatus(const json::Value& pod, const std::string& host_ip, const FakePod& run) {
   json::Document st;
@@ -123,7 +124,9 @@ std::string runningStatus(const json::Value& pod, const std::string& host_ip, co
       cs.AddMember("name", json::str(name, a), a);
       json::Value state(rapidjson::kObjectType);
       json::Value detail(rapidjson::kObjectType);
-      if (init) {
+      // Regular init containers have completed; sidecars run beside the containers.
+      const bool completed = init && json::getString(spec, "restartPolicy") != "Always";
+      if (completed) {
         detail.AddMember("exitCode", 0, a);
         detail.AddMember("reason", "Completed", a);
         detail.AddMember("finishedAt", json::str(now, a), a);
@@ -134,13 +137,13 @@ std::string runningStatus(const json::Value& pod, const std::string& host_ip, co
       }
       cs.AddMember("state", state, a);
       cs.AddMember("lastState", json::Value(rapidjson::kObjectType), a);
-      cs.AddMember("ready", !init, a);
+      cs.AddMember("ready", !completed, a);
       cs.AddMember("restartCount", 0, a);
       cs.AddMember("image", json::str(json::getString(spec, "image"), a), a);
       cs.AddMember("imageID", json::str(json::getString(spec, "image"), a), a);
       auto id = run.ids.find(name);
       cs.AddMember("containerID", json::str("fake://" + (id == run.ids.end() ? "" : id->second), a), a);
-      cs.AddMember("started", !init, a);
+      cs.AddMember("started", !completed, a);
       out.PushBack(cs, a);
     }
     return out;
