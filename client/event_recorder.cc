@@ -67,7 +67,7 @@ void EventRecorder::event(const json::Value& obj, const std::string& api_version
     json::setString(ev, "reportingComponent", opts_.component, a);
   }
   Pending p{evNs, opts_.series ? uid + "\n" + reason + "\n" + message : "", json::serialize(ev)};
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (stopping_) return;
   if (queue_.size() >= opts_.max_queued) {
     dropped_++;
@@ -79,7 +79,7 @@ void EventRecorder::event(const json::Value& obj, const std::string& api_version
 
 void EventRecorder::stop() {
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -90,8 +90,8 @@ void EventRecorder::run() {
   while (true) {
     Pending next;
     {
-      std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
+      UniqueMutexLock lk(mu_);
+      lk.wait(cv_, [&]() REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, all posted
       next = std::move(queue_.front());
       queue_.pop_front();

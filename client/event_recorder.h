@@ -10,12 +10,12 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 
 #include "client/client.h"
+#include "common/mutex.h"
 
 namespace shepherd::client {
 
@@ -58,10 +58,10 @@ class EventRecorder {
 
   Client& client_;
   const EventRecorderOptions opts_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<Pending> queue_;
-  bool stopping_ = false;
+  std::deque<Pending> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> dropped_{0};
   // Series: key -> (event name, count); poster thread only.
   std::unordered_map<std::string, std::pair<std::string, int>> series_;

@@ -209,12 +209,12 @@ std::optional<ApiError> FakeClient::takeFailure(const std::string& verb, const s
 }
 
 std::vector<FakeClient::Action> FakeClient::actions() const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return actions_;
 }
 
 std::vector<FakeClient::Action> FakeClient::actions(const std::string& verb) const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   std::vector<Action> out;
   for (const auto& a : actions_)
     if (a.verb == verb) out.push_back(a);
@@ -222,23 +222,23 @@ std::vector<FakeClient::Action> FakeClient::actions(const std::string& verb) con
 }
 
 void FakeClient::clearActions() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   actions_.clear();
 }
 
 void FakeClient::failNext(const std::string& verb, const std::string& path_prefix, ApiError error) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   failures_.push_back({verb, path_prefix, std::move(error)});
 }
 
 int64_t FakeClient::revision() const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return rv_;
 }
 
 bool FakeClient::waitForWatches(size_t watches, std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lk(mu_);
-  return changed_.wait_for(lk, timeout, [&] {
+  UniqueMutexLock lk(mu_);
+  return lk.waitFor(changed_, timeout, [&]() REQUIRES(mu_) {
     if (watches_.size() < watches) return false;
     for (const auto& [w, seen] : watches_)
       if (seen < rv_) return false;
@@ -246,12 +246,14 @@ bool FakeClient::waitForWatches(size_t watches, std::chrono::milliseconds timeou
   });
 }
 
-bool FakeClient::waitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+// waitForChange reads `rv_` only under mu_; the analysis cannot follow the reference.
+bool FakeClient::waitFor(const std::function<bool()>& pred,
+                         std::chrono::milliseconds timeout) NO_THREAD_SAFETY_ANALYSIS {
   return waitForChange(mu_, changed_, rv_, pred, timeout);
 }
 
 void FakeClient::closeWatches() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   ++watch_epoch_;
   changed_.notify_all();
 }
@@ -294,7 +296,7 @@ Result<json::Document> FakeClient::dispatch(const std::string& method, const std
                                             const std::string& body, const std::string& content_type) {
   Query q;
   auto p = parsePath(path, q);
-  std::unique_lock<std::mutex> lk(mu_);
+  UniqueMutexLock lk(mu_);
   std::string verb = method == "GET"     ? (p && p->name.empty() ? "list" : "get")
                      : method == "POST"  ? "create"
                      : method == "PUT"   ? "update"
@@ -488,7 +490,7 @@ Status FakeClient::stream(const std::string& path, const std::function<bool(std:
                           const std::atomic<bool>* stop, int idle_timeout_s) {
   Query q;
   auto p = parsePath(path, q);
-  std::unique_lock<std::mutex> lk(mu_);
+  UniqueMutexLock lk(mu_);
   record("watch", path, "");
   if (auto e = takeFailure("watch", path)) return *e;
   if (!p) return ApiError::make(404, "NotFound", "the server could not find the requested resource");
@@ -500,7 +502,8 @@ Status FakeClient::stream(const std::string& path, const std::function<bool(std:
   // Registered while open; `seen` is what the client has been handed.
   struct Registration {
     FakeClient& c;
-    ~Registration() {
+    // Destroyed before `lk`, so with mu_ held; the analysis cannot see that here.
+    ~Registration() NO_THREAD_SAFETY_ANALYSIS {
       c.watches_.erase(this);
       c.changed_.notify_all();
     }
@@ -531,7 +534,7 @@ Status FakeClient::stream(const std::string& path, const std::function<bool(std:
     changed_.notify_all();
     if (!lines.empty()) continue;
     // Wake now and then to notice `stop` (it is not ours to signal).
-    changed_.wait_for(lk, std::chrono::milliseconds(50));
+    lk.waitFor(changed_, std::chrono::milliseconds(50));
     if (std::chrono::steady_clock::now() > idleDeadline) return okStatus();
   }
 }

@@ -17,11 +17,11 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "client/client.h"
+#include "common/mutex.h"
 
 namespace shepherd::client {
 
@@ -90,28 +90,29 @@ class FakeClient final : public Client {
 
   Result<json::Document> dispatch(const std::string& method, const std::string& path, const std::string& body,
                                   const std::string& content_type);
-  Result<json::Document> list(const Path& p, const std::string& query);
-  Result<json::Document> create(const Path& p, const std::string& body);
-  Result<json::Document> write(const Path& p, json::Document obj, bool check_rv);
-  Result<json::Document> remove(const Path& p, const std::string& body);
+  Result<json::Document> list(const Path& p, const std::string& query) REQUIRES(mu_);
+  Result<json::Document> create(const Path& p, const std::string& body) REQUIRES(mu_);
+  Result<json::Document> write(const Path& p, json::Document obj, bool check_rv) REQUIRES(mu_);
+  Result<json::Document> remove(const Path& p, const std::string& body) REQUIRES(mu_);
   // Stores `obj` (its resourceVersion set) and records the event; returns the stored form.
-  json::Document store(const Path& p, const std::string& name, json::Document obj, const char* type);
-  std::optional<ApiError> takeFailure(const std::string& verb, const std::string& path);
-  void record(const std::string& verb, const std::string& path, const std::string& body);
+  json::Document store(const Path& p, const std::string& name, json::Document obj, const char* type)
+      REQUIRES(mu_);
+  std::optional<ApiError> takeFailure(const std::string& verb, const std::string& path) REQUIRES(mu_);
+  void record(const std::string& verb, const std::string& path, const std::string& body) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable changed_;
-  std::map<std::string, Object> objects_;  // "group/plural/ns/name"
-  std::deque<Event> events_;
-  int64_t rv_ = 0;
-  uint64_t watch_epoch_ = 0;                // closeWatches() bumps it
-  std::map<const void*, int64_t> watches_;  // open streams: revision handed over
-  std::vector<Action> actions_;
+  std::map<std::string, Object> objects_ GUARDED_BY(mu_);  // "group/plural/ns/name"
+  std::deque<Event> events_ GUARDED_BY(mu_);
+  int64_t rv_ GUARDED_BY(mu_) = 0;
+  uint64_t watch_epoch_ GUARDED_BY(mu_) = 0;                // closeWatches() bumps it
+  std::map<const void*, int64_t> watches_ GUARDED_BY(mu_);  // open streams: revision handed over
+  std::vector<Action> actions_ GUARDED_BY(mu_);
   struct Failure {
     std::string verb, prefix;
     ApiError error;
   };
-  std::vector<Failure> failures_;
+  std::vector<Failure> failures_ GUARDED_BY(mu_);
 };
 
 }  // namespace shepherd::client

@@ -38,18 +38,18 @@ void Informer::stop() {
 }
 
 bool Informer::waitForSync(int timeout_ms) {
-  std::unique_lock<std::mutex> lk(sync_mu_);
-  return sync_cv_.wait_for(lk, std::chrono::milliseconds(timeout_ms), [&] { return synced_.load(); });
+  UniqueMutexLock lk(sync_mu_);
+  return lk.waitFor(sync_cv_, std::chrono::milliseconds(timeout_ms), [&] { return synced_.load(); });
 }
 
 Object Informer::get(const std::string& key) const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = items_.find(key);
   return it == items_.end() ? nullptr : it->second;
 }
 
 std::vector<Object> Informer::list() const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   std::vector<Object> out;
   out.reserve(items_.size());
   for (const auto& [k, v] : items_) out.push_back(v);
@@ -57,7 +57,7 @@ std::vector<Object> Informer::list() const {
 }
 
 std::vector<Object> Informer::byIndex(const std::string& index, const std::string& value) const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   std::vector<Object> out;
   auto idx = indexes_.find(index);
   if (idx == indexes_.end()) return out;
@@ -71,7 +71,7 @@ std::vector<Object> Informer::byIndex(const std::string& index, const std::strin
 }
 
 std::string Informer::lastResourceVersion() const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return rv_;
 }
 
@@ -103,7 +103,7 @@ void Informer::applyAdd(const Object& obj) {
   std::string key = objectKey(*obj);
   Object old;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = items_.find(key);
     if (it != items_.end()) {
       old = it->second;
@@ -128,7 +128,7 @@ void Informer::applyDelete(const Object& obj) {
   std::string key = objectKey(*obj);
   Object old;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = items_.find(key);
     if (it != items_.end()) {
       old = it->second;
@@ -177,11 +177,11 @@ bool Informer::relist() {
   for (const auto& obj : list())
     if (!seen.count(objectKey(*obj))) applyDelete(obj);
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     rv_ = rv;
   }
   if (!synced_.exchange(true)) {
-    std::lock_guard<std::mutex> g(sync_mu_);
+    MutexLock g(sync_mu_);
     sync_cv_.notify_all();
   }
   return true;
@@ -236,7 +236,7 @@ void Informer::watchLoop() {
               applyDelete(d);
           }
           if (!newRv.empty()) {
-            std::lock_guard<std::mutex> g(mu_);
+            MutexLock g(mu_);
             rv_ = newRv;
           }
           backoff = std::chrono::milliseconds(100);

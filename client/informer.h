@@ -9,7 +9,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -18,6 +17,7 @@
 
 #include "client/client.h"
 #include "common/json.h"
+#include "common/mutex.h"
 
 namespace shepherd::client {
 
@@ -75,8 +75,8 @@ class Informer {
   void applyAdd(const Object& obj);
   void applyUpdate(const Object& obj);
   void applyDelete(const Object& obj);
-  void indexInsert(const std::string& key, const json::Value& obj);
-  void indexRemove(const std::string& key, const json::Value& obj);
+  void indexInsert(const std::string& key, const json::Value& obj) REQUIRES(mu_);
+  void indexRemove(const std::string& key, const json::Value& obj) REQUIRES(mu_);
   std::string listPath(const std::string& cont, const std::string& rv) const;
 
   Client& client_;
@@ -84,15 +84,16 @@ class Informer {
   std::vector<EventHandlers> handlers_;
   std::map<std::string, IndexFunc> index_funcs_;
 
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Object> items_;
-  std::map<std::string, std::map<std::string, std::set<std::string>>> indexes_;  // index -> value -> keys
-  std::string rv_;
+  mutable Mutex mu_;
+  std::unordered_map<std::string, Object> items_ GUARDED_BY(mu_);
+  std::map<std::string, std::map<std::string, std::set<std::string>>> indexes_
+      GUARDED_BY(mu_);  // index -> value -> keys
+  std::string rv_ GUARDED_BY(mu_);
 
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
   std::atomic<uint64_t> relists_{0}, watch_restarts_{0};
-  std::mutex sync_mu_;
+  Mutex sync_mu_;
   std::condition_variable sync_cv_;
   std::thread thread_;
 };

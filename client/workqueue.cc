@@ -24,20 +24,20 @@ void WorkQueue::addLocked(const std::string& key) {
 }
 
 void WorkQueue::add(const std::string& key) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   addLocked(key);
 }
 
 void WorkQueue::addAfter(const std::string& key, std::chrono::milliseconds delay) {
   if (delay.count() <= 0) return add(key);
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (shutting_down_) return;
   waiting_.emplace(Clock::now() + delay, key);
   delay_cv_.notify_one();
 }
 
 std::chrono::milliseconds WorkQueue::nextDelay(const std::string& key) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   int n = failures_[key];
   auto d = base_;
   for (int i = 0; i < n && d < max_; ++i) d *= 2;
@@ -47,26 +47,26 @@ std::chrono::milliseconds WorkQueue::nextDelay(const std::string& key) {
 void WorkQueue::addRateLimited(const std::string& key) {
   auto d = nextDelay(key);
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     failures_[key]++;
   }
   addAfter(key, d);
 }
 
 void WorkQueue::forget(const std::string& key) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   failures_.erase(key);
 }
 
 int WorkQueue::numRequeues(const std::string& key) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = failures_.find(key);
   return it == failures_.end() ? 0 : it->second;
 }
 
 bool WorkQueue::get(std::string& key) {
-  std::unique_lock<std::mutex> lk(mu_);
-  cv_.wait(lk, [&] { return !queue_.empty() || shutting_down_; });
+  UniqueMutexLock lk(mu_);
+  lk.wait(cv_, [&]() REQUIRES(mu_) { return !queue_.empty() || shutting_down_; });
   if (queue_.empty()) return false;
   key = std::move(queue_.front());
   queue_.pop_front();
@@ -76,7 +76,7 @@ bool WorkQueue::get(std::string& key) {
 }
 
 void WorkQueue::done(const std::string& key) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   processing_.erase(key);
   if (dirty_.count(key)) {  // added while it was being processed
     queue_.push_back(key);
@@ -86,7 +86,7 @@ void WorkQueue::done(const std::string& key) {
 
 void WorkQueue::shutDown() {
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     shutting_down_ = true;
     waiting_.clear();
   }
@@ -95,25 +95,25 @@ void WorkQueue::shutDown() {
 }
 
 bool WorkQueue::shuttingDown() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return shutting_down_;
 }
 
 size_t WorkQueue::len() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return queue_.size();
 }
 
 void WorkQueue::delayLoop() {
-  std::unique_lock<std::mutex> lk(mu_);
+  UniqueMutexLock lk(mu_);
   while (!shutting_down_) {
     if (waiting_.empty()) {
-      delay_cv_.wait(lk);
+      lk.wait(delay_cv_);
       continue;
     }
     auto when = waiting_.begin()->first;
     if (Clock::now() < when) {
-      delay_cv_.wait_until(lk, when);
+      lk.waitUntil(delay_cv_, when);
       continue;
     }
     std::string key = waiting_.begin()->second;

@@ -9,12 +9,13 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "common/mutex.h"
 
 namespace shepherd::client {
 
@@ -45,18 +46,18 @@ class WorkQueue {
   size_t len();
 
  private:
-  void delayLoop();
-  void addLocked(const std::string& key);
+  void delayLoop() EXCLUDES(mu_);
+  void addLocked(const std::string& key) REQUIRES(mu_);
 
   std::chrono::milliseconds base_, max_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> queue_;
-  std::unordered_set<std::string> dirty_;       // queued (or to re-queue after processing)
-  std::unordered_set<std::string> processing_;
-  std::unordered_map<std::string, int> failures_;
-  std::multimap<Clock::time_point, std::string> waiting_;
-  bool shutting_down_ = false;
+  std::deque<std::string> queue_ GUARDED_BY(mu_);
+  std::unordered_set<std::string> dirty_ GUARDED_BY(mu_);  // queued (or to re-queue after processing)
+  std::unordered_set<std::string> processing_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, int> failures_ GUARDED_BY(mu_);
+  std::multimap<Clock::time_point, std::string> waiting_ GUARDED_BY(mu_);
+  bool shutting_down_ GUARDED_BY(mu_) = false;
   std::condition_variable delay_cv_;
   std::thread delay_thread_;
 };

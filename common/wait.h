@@ -6,23 +6,24 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
-#include <mutex>
+
+#include "common/mutex.h"
 
 namespace shepherd {
 
 // `pred` is called without `mu` held (it may call back into the fake). `changes` is read
 // only under `mu`. True once `pred` holds; false after `timeout`.
 template <class Counter>
-bool waitForChange(std::mutex& mu, std::condition_variable& cv, const Counter& changes,
-                   const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+bool waitForChange(Mutex& mu, std::condition_variable& cv, const Counter& changes,
+                   const std::function<bool()>& pred, std::chrono::milliseconds timeout) EXCLUDES(mu) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::unique_lock<std::mutex> lk(mu);
+  UniqueMutexLock lk(mu);
   while (true) {
     Counter seen = changes;
     lk.unlock();
     if (pred()) return true;
     lk.lock();
-    if (!cv.wait_until(lk, deadline, [&] { return changes != seen; })) return false;
+    if (!lk.waitUntil(cv, deadline, [&]() REQUIRES(mu) { return changes != seen; })) return false;
   }
 }
 

@@ -3,7 +3,7 @@
 namespace shepherd::handlers {
 
 void WatchRegistry::add(const std::shared_ptr<WatchStream>& w) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   streams_.push_back(w);
 }
 
@@ -11,7 +11,7 @@ void WatchRegistry::expire() {
   std::vector<std::shared_ptr<WatchStream>> due;
   auto now = std::chrono::steady_clock::now();
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     std::vector<std::weak_ptr<WatchStream>> keep;
     keep.reserve(streams_.size());
     for (auto& w : streams_) {
@@ -30,7 +30,7 @@ void WatchRegistry::expire() {
 void WatchRegistry::finishAll() {
   std::vector<std::shared_ptr<WatchStream>> all;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     for (auto& w : streams_)
       if (auto s = w.lock()) all.push_back(s);
     streams_.clear();
@@ -39,13 +39,13 @@ void WatchRegistry::finishAll() {
 }
 
 size_t WatchRegistry::size() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return streams_.size();
 }
 
 std::shared_ptr<void> WatchRegistry::reserve(const std::string& user) {
   {
-    std::lock_guard<std::mutex> g(*users_mu_);
+    MutexLock g(*users_mu_);
     int& n = (*per_user_)[user];
     if (max_per_user_ > 0 && n >= max_per_user_) return nullptr;
     ++n;
@@ -53,13 +53,13 @@ std::shared_ptr<void> WatchRegistry::reserve(const std::string& user) {
   // The handle may outlive the registry (a stream ending during shutdown): it keeps the
   // counters alive itself.
   struct Slot {
-    Slot(std::shared_ptr<std::mutex> m, std::shared_ptr<std::unordered_map<std::string, int>> c, std::string u)
+    Slot(std::shared_ptr<Mutex> m, std::shared_ptr<std::unordered_map<std::string, int>> c, std::string u)
         : mu(std::move(m)), counts(std::move(c)), user(std::move(u)) {}
-    std::shared_ptr<std::mutex> mu;
+    std::shared_ptr<Mutex> mu;
     std::shared_ptr<std::unordered_map<std::string, int>> counts;
     std::string user;
     ~Slot() {
-      std::lock_guard<std::mutex> g(*mu);
+      MutexLock g(*mu);
       auto it = counts->find(user);
       if (it != counts->end() && --it->second <= 0) counts->erase(it);
     }

@@ -3,11 +3,11 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "handlers/watch_stream.h"
 
 namespace shepherd::handlers {
@@ -30,10 +30,10 @@ class WatchRegistry {
   int maxPerUser() const { return max_per_user_; }
 
  private:
-  std::mutex mu_;
-  std::vector<std::weak_ptr<WatchStream>> streams_;
+  Mutex mu_;
+  std::vector<std::weak_ptr<WatchStream>> streams_ GUARDED_BY(mu_);
   int max_per_user_ = 0;
-  std::shared_ptr<std::mutex> users_mu_ = std::make_shared<std::mutex>();
+  std::shared_ptr<Mutex> users_mu_ = std::make_shared<Mutex>();
   std::shared_ptr<std::unordered_map<std::string, int>> per_user_ =
       std::make_shared<std::unordered_map<std::string, int>>();
 };

@@ -55,7 +55,7 @@ void FakeRuntime::changed() {
 }
 
 Result<runtime::v1::VersionResponse> FakeRuntime::version() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("version", "")) return *e;
   runtime::v1::VersionResponse v;
   v.set_version("0.1.0");
@@ -66,7 +66,7 @@ Result<runtime::v1::VersionResponse> FakeRuntime::version() {
 }
 
 Result<runtime::v1::StatusResponse> FakeRuntime::status() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("status", "")) return *e;
   runtime::v1::StatusResponse r;
   for (const char* type : {"RuntimeReady", "NetworkReady"}) {
@@ -79,7 +79,7 @@ Result<runtime::v1::StatusResponse> FakeRuntime::status() {
 
 Result<std::string> FakeRuntime::runPodSandbox(const runtime::v1::PodSandboxConfig& config) {
   if (options_.sandbox_delay.count() > 0) std::this_thread::sleep_for(options_.sandbox_delay);
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("runPodSandbox", config.metadata().name())) return *e;
   std::string id = newIdLocked();
   Sandbox& sb = sandboxes_[id];
@@ -103,7 +103,7 @@ Result<std::string> FakeRuntime::runPodSandbox(const runtime::v1::PodSandboxConf
 }
 
 Status FakeRuntime::stopPodSandbox(const std::string& id) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("stopPodSandbox", id)) return *e;
   auto it = sandboxes_.find(id);
   if (it == sandboxes_.end()) return okStatus();  // idempotent, as CRI's
@@ -116,7 +116,7 @@ Status FakeRuntime::stopPodSandbox(const std::string& id) {
 }
 
 Status FakeRuntime::removePodSandbox(const std::string& id) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("removePodSandbox", id)) return *e;
   for (auto it = containers_.begin(); it != containers_.end();)
     it = it->second.info.pod_sandbox_id() == id ? containers_.erase(it) : std::next(it);
@@ -126,7 +126,7 @@ Status FakeRuntime::removePodSandbox(const std::string& id) {
 }
 
 Result<runtime::v1::PodSandboxStatusResponse> FakeRuntime::podSandboxStatus(const std::string& id) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("podSandboxStatus", id)) return *e;
   auto it = sandboxes_.find(id);
   if (it == sandboxes_.end()) return notFound("sandbox", id);
@@ -145,7 +145,7 @@ Result<runtime::v1::PodSandboxStatusResponse> FakeRuntime::podSandboxStatus(cons
 
 Result<std::vector<runtime::v1::PodSandbox>> FakeRuntime::listPodSandbox(
     const runtime::v1::PodSandboxFilter& filter) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("listPodSandbox", "")) return *e;
   std::vector<runtime::v1::PodSandbox> out;
   for (const auto& [id, sb] : sandboxes_) {
@@ -160,7 +160,7 @@ Result<std::vector<runtime::v1::PodSandbox>> FakeRuntime::listPodSandbox(
 Result<std::string> FakeRuntime::createContainer(const std::string& sandbox_id,
                                                  const runtime::v1::ContainerConfig& config,
                                                  const runtime::v1::PodSandboxConfig&) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("createContainer", config.metadata().name())) return *e;
   auto sb = sandboxes_.find(sandbox_id);
   if (sb == sandboxes_.end()) return notFound("sandbox", sandbox_id);
@@ -188,7 +188,7 @@ Status FakeRuntime::startContainer(const std::string& id) {
   runtime::v1::PodSandboxConfig sandboxConfig;
   ExitOnStart hook;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     if (auto e = enter("startContainer", id)) return *e;
     auto it = containers_.find(id);
     if (it == containers_.end()) return notFound("container", id);
@@ -208,7 +208,7 @@ Status FakeRuntime::startContainer(const std::string& id) {
       sandboxConfig = sb->second.config;
   }
   if (auto code = hook(config, sandboxConfig)) {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = containers_.find(id);
     if (it != containers_.end() && it->second.info.state() == runtime::v1::CONTAINER_RUNNING)
       exitLocked(it->second, *code, "");
@@ -217,7 +217,7 @@ Status FakeRuntime::startContainer(const std::string& id) {
 }
 
 Status FakeRuntime::stopContainer(const std::string& id, int64_t timeout_seconds) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("stopContainer", id)) return *e;
   auto it = containers_.find(id);
   if (it == containers_.end()) return notFound("container", id);
@@ -227,7 +227,7 @@ Status FakeRuntime::stopContainer(const std::string& id, int64_t timeout_seconds
 }
 
 Status FakeRuntime::removeContainer(const std::string& id) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("removeContainer", id)) return *e;
   containers_.erase(id);  // idempotent, as CRI's
   changed();
@@ -235,7 +235,7 @@ Status FakeRuntime::removeContainer(const std::string& id) {
 }
 
 Result<runtime::v1::ContainerStatus> FakeRuntime::containerStatus(const std::string& id) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("containerStatus", id)) return *e;
   auto it = containers_.find(id);
   if (it == containers_.end()) return notFound("container", id);
@@ -259,7 +259,7 @@ Result<runtime::v1::ContainerStatus> FakeRuntime::containerStatus(const std::str
 
 Result<std::vector<runtime::v1::Container>> FakeRuntime::listContainers(
     const runtime::v1::ContainerFilter& filter) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("listContainers", "")) return *e;
   std::vector<runtime::v1::Container> out;
   for (const auto& [id, c] : containers_) {
@@ -274,7 +274,7 @@ Result<std::vector<runtime::v1::Container>> FakeRuntime::listContainers(
 
 Result<runtime::v1::ExecSyncResponse> FakeRuntime::execSync(const std::string& id,
                                                             const std::vector<std::string>&, int64_t) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("execSync", id)) return *e;
   auto it = containers_.find(id);
   if (it == containers_.end()) return notFound("container", id);
@@ -296,7 +296,7 @@ Result<std::string> FakeRuntime::portForward(const runtime::v1::PortForwardReque
 }
 
 Result<runtime::v1::Image> FakeRuntime::imageStatus(const std::string& image) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (auto e = enter("imageStatus", image)) return *e;
   runtime::v1::Image img;
   if (!imagePresentLocked(image)) return img;  // id "": not present
@@ -319,18 +319,18 @@ void FakeRuntime::exitLocked(Container& c, int exit_code, const std::string& rea
 }
 
 void FakeRuntime::addImage(const std::string& image) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   images_.insert(image);
   changed();
 }
 
 void FakeRuntime::failNext(const std::string& call, ApiError error) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   failures_.emplace(call, std::move(error));
 }
 
 Status FakeRuntime::exitContainer(const std::string& id, int exit_code, const std::string& reason) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = containers_.find(id);
   if (it == containers_.end()) return notFound("container", id);
   exitLocked(it->second, exit_code, reason);
@@ -338,17 +338,17 @@ Status FakeRuntime::exitContainer(const std::string& id, int exit_code, const st
 }
 
 void FakeRuntime::setExitOnStart(ExitOnStart hook) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   exit_on_start_ = std::move(hook);
 }
 
 std::vector<std::string> FakeRuntime::calls() const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return calls_;
 }
 
 std::string FakeRuntime::containerId(const std::string& pod_uid, const std::string& name) const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   std::string best;
   int64_t newest = -1;
   for (const auto& [id, c] : containers_) {
@@ -362,16 +362,18 @@ std::string FakeRuntime::containerId(const std::string& pod_uid, const std::stri
 }
 
 size_t FakeRuntime::sandboxCount() const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return sandboxes_.size();
 }
 
 size_t FakeRuntime::containerCount() const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return containers_.size();
 }
 
-bool FakeRuntime::waitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+// waitForChange reads `changes_` only under mu_; the analysis cannot follow the reference.
+bool FakeRuntime::waitFor(const std::function<bool()>& pred,
+                          std::chrono::milliseconds timeout) NO_THREAD_SAFETY_ANALYSIS {
   return waitForChange(mu_, cv_, changes_, pred, timeout);
 }
 

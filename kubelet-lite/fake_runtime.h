@@ -12,12 +12,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "kubelet-lite/runtime_service.h"
 
 namespace shepherd::kubelet {
@@ -106,24 +106,24 @@ class FakeRuntime final : public RuntimeService {
   };
 
   // Under mu_: records the call and takes a failure queued for it.
-  std::optional<ApiError> enter(const std::string& call, const std::string& what);
-  void changed();  // under mu_: wakes waitFor
-  std::string newIdLocked();
-  void exitLocked(Container& c, int exit_code, const std::string& reason);
-  bool imagePresentLocked(const std::string& image) const;
+  std::optional<ApiError> enter(const std::string& call, const std::string& what) REQUIRES(mu_);
+  void changed() REQUIRES(mu_);  //: wakes waitFor
+  std::string newIdLocked() REQUIRES(mu_);
+  void exitLocked(Container& c, int exit_code, const std::string& reason) REQUIRES(mu_);
+  bool imagePresentLocked(const std::string& image) const REQUIRES(mu_);
 
   FakeRuntimeOptions options_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  uint64_t changes_ = 0;
-  uint64_t next_id_ = 0;
-  uint32_t next_host_ = 0;  // last host number handed out in the node's /24
-  std::set<std::string> images_;
-  std::map<std::string, Sandbox> sandboxes_;
-  std::map<std::string, Container> containers_;
-  std::multimap<std::string, ApiError> failures_;
-  std::vector<std::string> calls_;
-  ExitOnStart exit_on_start_;
+  uint64_t changes_ GUARDED_BY(mu_) = 0;
+  uint64_t next_id_ GUARDED_BY(mu_) = 0;
+  uint32_t next_host_ GUARDED_BY(mu_) = 0;  // last host number handed out in the node's /24
+  std::set<std::string> images_ GUARDED_BY(mu_);
+  std::map<std::string, Sandbox> sandboxes_ GUARDED_BY(mu_);
+  std::map<std::string, Container> containers_ GUARDED_BY(mu_);
+  std::multimap<std::string, ApiError> failures_ GUARDED_BY(mu_);
+  std::vector<std::string> calls_ GUARDED_BY(mu_);
+  ExitOnStart exit_on_start_ GUARDED_BY(mu_);
 };
 
 }  // namespace shepherd::kubelet

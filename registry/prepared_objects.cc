@@ -2,8 +2,9 @@
 
 namespace shepherd::registry {
 
-PreparedObjects::Ticket PreparedObjects::add(const std::string& key, const std::string* value, ObjectTemplate prepared) {
-  std::lock_guard<std::mutex> g(mu_);
+PreparedObjects::Ticket PreparedObjects::add(const std::string& key, const std::string* value,
+                                             ObjectTemplate prepared) {
+  MutexLock g(mu_);
   uint64_t id = next_id_++;
   pending_.emplace(key, Entry{id, value, std::move(prepared)});
   keys_.emplace(id, key);
@@ -14,7 +15,7 @@ storage::ObjectPtr PreparedObjects::take(const std::string& key, const std::stri
                                          int64_t create_revision) {
   ObjectTemplate found;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto [begin, end] = pending_.equal_range(key);
     for (auto it = begin; it != end; ++it) {
       if (*it->second.value != value) continue;
@@ -29,7 +30,7 @@ storage::ObjectPtr PreparedObjects::take(const std::string& key, const std::stri
 }
 
 void PreparedObjects::withdraw(uint64_t id) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto k = keys_.find(id);
   if (k == keys_.end()) return;  // taken by the decoder
   auto [begin, end] = pending_.equal_range(k->second);

@@ -10,10 +10,10 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
+#include "common/mutex.h"
 #include "storage/watch_cache.h"
 
 namespace shepherd::registry {
@@ -48,7 +48,8 @@ class PreparedObjects {
 
   // The object a writer prepared for exactly (key, value), stamped with the revisions;
   // nullptr if none.
-  storage::ObjectPtr take(const std::string& key, const std::string& value, int64_t revision, int64_t create_revision);
+  storage::ObjectPtr take(const std::string& key, const std::string& value, int64_t revision,
+                          int64_t create_revision);
 
  private:
   struct Entry {
@@ -58,10 +59,10 @@ class PreparedObjects {
   };
   void withdraw(uint64_t id);
 
-  std::mutex mu_;
-  std::unordered_multimap<std::string, Entry> pending_;  // by key
-  std::unordered_map<uint64_t, std::string> keys_;        // id -> key, for withdraw
-  uint64_t next_id_ = 1;
+  Mutex mu_;
+  std::unordered_multimap<std::string, Entry> pending_ GUARDED_BY(mu_);  // by key
+  std::unordered_map<uint64_t, std::string> keys_ GUARDED_BY(mu_);       // id -> key, for withdraw
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
 };
 
 // Fills in a template's revision: the cached object as if decoded at that revision.

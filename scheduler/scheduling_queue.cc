@@ -21,7 +21,7 @@ void SchedulingQueue::pushActive(const std::string& key, PodState& st) {
 }
 
 void SchedulingQueue::add(const std::string& key, int32_t priority, const std::string& creation) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto& st = pods_[key];
   st.priority = priority;
   st.creation = creation;
@@ -29,7 +29,7 @@ void SchedulingQueue::add(const std::string& key, int32_t priority, const std::s
 }
 
 void SchedulingQueue::backoff(const std::string& key) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = pods_.find(key);
   if (it == pods_.end()) return;
   auto& st = it->second;
@@ -44,7 +44,7 @@ void SchedulingQueue::backoff(const std::string& key) {
 }
 
 void SchedulingQueue::moveAllToActive() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   for (auto& [when, key] : waiting_) {
     auto it = pods_.find(key);
     if (it != pods_.end() && it->second.where == PodState::Where::Waiting && it->second.ready_at == when)
@@ -54,12 +54,12 @@ void SchedulingQueue::moveAllToActive() {
 }
 
 void SchedulingQueue::remove(const std::string& key) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   pods_.erase(key);  // stale heap/waiting entries are skipped when popped
 }
 
 void SchedulingQueue::done(const std::string& key) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = pods_.find(key);
   if (it != pods_.end() && it->second.where == PodState::Where::InFlight)
     it->second.where = PodState::Where::Idle;
@@ -77,7 +77,7 @@ void SchedulingQueue::promoteDue() {
 }
 
 bool SchedulingQueue::pop(std::string& key, std::chrono::milliseconds wait) {
-  std::unique_lock<std::mutex> lk(mu_);
+  UniqueMutexLock lk(mu_);
   auto deadline = Clock::now() + wait;
   while (!shutdown_) {
     promoteDue();
@@ -93,19 +93,19 @@ bool SchedulingQueue::pop(std::string& key, std::chrono::milliseconds wait) {
     auto until = deadline;
     if (!waiting_.empty()) until = std::min(until, waiting_.begin()->first);
     if (Clock::now() >= deadline) return false;
-    cv_.wait_until(lk, until);
+    lk.waitUntil(cv_, until);
   }
   return false;
 }
 
 void SchedulingQueue::shutDown() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   shutdown_ = true;
   cv_.notify_all();
 }
 
 size_t SchedulingQueue::activeCount() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   size_t n = 0;
   for (auto& [k, st] : pods_)
     if (st.where == PodState::Where::Active) ++n;
@@ -113,7 +113,7 @@ size_t SchedulingQueue::activeCount() {
 }
 
 size_t SchedulingQueue::backoffCount() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   size_t n = 0;
   for (auto& [k, st] : pods_)
     if (st.where == PodState::Where::Waiting) ++n;
@@ -121,7 +121,7 @@ size_t SchedulingQueue::backoffCount() {
 }
 
 int SchedulingQueue::attempts(const std::string& key) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = pods_.find(key);
   return it == pods_.end() ? 0 : it->second.attempts;
 }

@@ -5,11 +5,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
-#include <mutex>
 #include <queue>
 #include <set>
 #include <string>
 #include <unordered_map>
+
+#include "common/mutex.h"
 
 namespace shepherd::scheduler {
 
@@ -53,16 +54,16 @@ class SchedulingQueue {
     enum class Where { Active, Waiting, InFlight, Idle } where = Where::Idle;
     Clock::time_point ready_at;
   };
-  void pushActive(const std::string& key, PodState& st);
-  void promoteDue();
+  void pushActive(const std::string& key, PodState& st) REQUIRES(mu_);
+  void promoteDue() REQUIRES(mu_);
 
   std::chrono::milliseconds initial_, max_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::priority_queue<Entry> active_;
-  std::unordered_map<std::string, PodState> pods_;
-  std::multimap<Clock::time_point, std::string> waiting_;
-  bool shutdown_ = false;
+  std::priority_queue<Entry> active_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, PodState> pods_ GUARDED_BY(mu_);
+  std::multimap<Clock::time_point, std::string> waiting_ GUARDED_BY(mu_);
+  bool shutdown_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace shepherd::scheduler

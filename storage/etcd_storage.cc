@@ -22,13 +22,13 @@ using namespace etcd_internal;
 class EtcdStorage::WriteScope {
  public:
   explicit WriteScope(EtcdStorage& s) : s_(s) {
-    std::lock_guard<std::mutex> g(s_.write_mu_);
+    MutexLock g(s_.write_mu_);
     admitted_ = !s_.stopping_;
     if (admitted_) ++s_.writes_in_flight_;
   }
   ~WriteScope() {
     if (!admitted_) return;
-    std::lock_guard<std::mutex> g(s_.write_mu_);
+    MutexLock g(s_.write_mu_);
     if (--s_.writes_in_flight_ == 0) s_.write_cv_.notify_all();
   }
   WriteScope(const WriteScope&) = delete;
@@ -69,7 +69,7 @@ EtcdStorage::~EtcdStorage() {
   shutdown();
   size_t left;
   {
-    std::lock_guard<std::mutex> g(wmu_);
+    MutexLock g(wmu_);
     left = subs_.size() + joining_.size();
   }
   if (left) LOG_WARN("etcd storage destroyed with " << left << " live watches");
@@ -77,10 +77,10 @@ EtcdStorage::~EtcdStorage() {
 }
 
 void EtcdStorage::shutdown() {
-  std::unique_lock<std::mutex> lk(write_mu_);
+  UniqueMutexLock lk(write_mu_);
   stopping_ = true;
   // Each write in flight ends within the request timeout plus the delivery wait.
-  write_cv_.wait(lk, [&] { return writes_in_flight_ == 0; });
+  lk.wait(write_cv_, [&]() REQUIRES(write_mu_) { return writes_in_flight_ == 0; });
 }
 
 std::string EtcdStorage::wireKey(const std::string& key) const {
@@ -133,11 +133,12 @@ void EtcdStorage::raiseCompacted(int64_t revision) {
 void EtcdStorage::awaitDelivery(int64_t revision) {
   atomicMax(observed_, revision);  // a writer's next currentRevision() is at least its write's
   if (t_hub_of == this) return;
-  std::unique_lock<std::mutex> lk(wmu_);
+  UniqueMutexLock lk(wmu_);
   StreamPtr hub = hub_;
   if (!hub) return;
-  bool ok = wcv_.wait_for(lk, std::chrono::milliseconds(opts_.request_timeout_ms),
-                          [&] { return delivered_ >= revision || hub->phase == WatchState::Phase::Ended; });
+  bool ok = lk.waitFor(wcv_, std::chrono::milliseconds(opts_.request_timeout_ms), [&]() REQUIRES(wmu_) {
+    return delivered_ >= revision || hub->phase == WatchState::Phase::Ended;
+  });
   lk.unlock();
   if (!ok)
     LOG_WARN("etcd: watches had not been handed revision "
@@ -255,7 +256,7 @@ Outcome<ListResponse> EtcdStorage::list(const ListRequest& req) {
 
 int64_t EtcdStorage::currentRevision() {
   {
-    std::lock_guard<std::mutex> g(wmu_);
+    MutexLock g(wmu_);
     if (hub_ && hub_->phase == WatchState::Phase::Running) return observed_.load();
   }
   int64_t rev = 0;

@@ -24,10 +24,10 @@
 #include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "storage/storage.h"
 
 namespace shepherd::storage {
@@ -131,26 +131,26 @@ class EtcdStorage final : public Storage {
   std::unique_ptr<etcd_internal::Transport> transport_;
 
   // Shutdown: writes in flight are counted so shutdown() can wait for them.
-  std::mutex write_mu_;
+  Mutex write_mu_;
   std::condition_variable write_cv_;
-  bool stopping_ = false;
-  int writes_in_flight_ = 0;
+  bool stopping_ GUARDED_BY(write_mu_) = false;
+  int writes_in_flight_ GUARDED_BY(write_mu_) = 0;
 
   // The hub and its watches. wcv_ is notified on every delivery and every change of the
   // hub's phase (writers waiting for read-your-writes, watch() waiting to join, handles
   // waiting for a delivery in progress, the destructor waiting for the hub thread).
-  std::mutex wmu_;
+  Mutex wmu_;
   std::condition_variable wcv_;
-  StreamPtr hub_;                            // null until the first watch, and after the hub ended
-  std::vector<SubPtr> subs_;                 // following the hub
-  std::vector<SubPtr> joining_;              // to be replayed from the buffer by the hub thread
-  std::deque<etcd_internal::Batch> buffer_;  // every event with revision > buffer_base_
-  int64_t buffer_base_ = 0;
-  size_t buffer_bytes_ = 0;
-  int64_t delivered_ = 0;            // highest revision handed to every watch
-  uint64_t hand_outs_started_ = 0;   // fanOut/replay rounds begun and finished, so a
-  uint64_t hand_outs_finished_ = 0;  // removed watch can wait for the one in progress
-  int hub_threads_ = 0;
+  StreamPtr hub_ GUARDED_BY(wmu_);                // null until the first watch, and after the hub ended
+  std::vector<SubPtr> subs_ GUARDED_BY(wmu_);     // following the hub
+  std::vector<SubPtr> joining_ GUARDED_BY(wmu_);  // to be replayed from the buffer by the hub thread
+  std::deque<etcd_internal::Batch> buffer_ GUARDED_BY(wmu_);  // every event with revision > buffer_base_
+  int64_t buffer_base_ GUARDED_BY(wmu_) = 0;
+  size_t buffer_bytes_ GUARDED_BY(wmu_) = 0;
+  int64_t delivered_ GUARDED_BY(wmu_) = 0;            // highest revision handed to every watch
+  uint64_t hand_outs_started_ GUARDED_BY(wmu_) = 0;   // fanOut/replay rounds begun and finished, so a
+  uint64_t hand_outs_finished_ GUARDED_BY(wmu_) = 0;  // removed watch can wait for the one in progress
+  int hub_threads_ GUARDED_BY(wmu_) = 0;
 
   std::atomic<int64_t> observed_{0};  // highest revision delivered or fetched
   std::atomic<int64_t> compacted_{0};

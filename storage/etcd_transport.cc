@@ -76,7 +76,7 @@ Transport::~Transport() {
 
 CURL* Transport::acquire() {
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     if (!idle_.empty()) {
       CURL* c = idle_.back();
       idle_.pop_back();
@@ -87,7 +87,7 @@ CURL* Transport::acquire() {
 }
 
 void Transport::release(CURL* curl) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (idle_.size() < 16) {
     idle_.push_back(curl);
   } else {

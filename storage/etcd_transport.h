@@ -6,12 +6,12 @@
 #include <curl/curl.h>
 
 #include <atomic>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/json.h"
+#include "common/mutex.h"
 #include "storage/etcd_storage.h"
 
 namespace shepherd::storage::etcd_internal {
@@ -60,8 +60,8 @@ class Transport {
   int timeout_ms_;
   curl_slist* headers_ = nullptr;
   std::atomic<size_t> preferred_{0};
-  std::mutex mu_;
-  std::vector<CURL*> idle_;
+  Mutex mu_;
+  std::vector<CURL*> idle_ GUARDED_BY(mu_);
 };
 
 Reply failed(Code code, std::string message);

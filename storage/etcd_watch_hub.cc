@@ -203,7 +203,7 @@ Outcome<std::unique_ptr<WatchHandle>> EtcdStorage::watch(const std::string& pref
   sub->callback = std::move(callback);
   sub->last = after_revision;
 
-  std::unique_lock<std::mutex> lk(wmu_);
+  UniqueMutexLock lk(wmu_);
   StreamPtr hub = hub_;
   if (!hub) {
     // The first watch starts the hub at its own revision: nothing to replay.
@@ -226,7 +226,7 @@ Outcome<std::unique_ptr<WatchHandle>> EtcdStorage::watch(const std::string& pref
     curl_multi_wakeup(hub->multi);
   }
   // Answer once the watch follows a hub that etcd has confirmed, or the hub failed.
-  bool settled = wcv_.wait_for(lk, std::chrono::milliseconds(opts_.request_timeout_ms), [&] {
+  bool settled = lk.waitFor(wcv_, std::chrono::milliseconds(opts_.request_timeout_ms), [&]() REQUIRES(wmu_) {
     return (sub->joined && hub->phase == WatchState::Phase::Running) ||
            hub->phase == WatchState::Phase::Ended;
   });
@@ -250,7 +250,7 @@ Outcome<std::unique_ptr<WatchHandle>> EtcdStorage::watch(const std::string& pref
 void EtcdStorage::fanOut(const std::vector<Event>& events, int64_t revision) {
   std::vector<SubPtr> targets;
   {
-    std::lock_guard<std::mutex> g(wmu_);
+    MutexLock g(wmu_);
     int64_t top = buffer_.empty() ? buffer_base_ : buffer_.back().revision;
     if (!events.empty() && revision > top) {
       size_t bytes = 0;
@@ -274,7 +274,7 @@ void EtcdStorage::fanOut(const std::vector<Event>& events, int64_t revision) {
   }
   // Seen, whether or not a watch wanted it: currentRevision() answers from here.
   atomicMax(observed_, revision);
-  std::lock_guard<std::mutex> g(wmu_);
+  MutexLock g(wmu_);
   delivered_ = std::max(delivered_, revision);
   ++hand_outs_finished_;
   wcv_.notify_all();
@@ -322,7 +322,7 @@ bool EtcdStorage::serviceJoins(WatchState& hub) {
   std::vector<Batch> replay;
   int64_t reached = hub.last;
   {
-    std::lock_guard<std::mutex> g(wmu_);
+    MutexLock g(wmu_);
     if (joining_.empty()) return false;
     int64_t oldest = INT64_MAX;
     for (const SubPtr& j : joining_)
@@ -357,7 +357,7 @@ bool EtcdStorage::serviceJoins(WatchState& hub) {
     }
     if (reached > j->last && !j->removed.load()) handTo(*j, {}, reached, scratch);
   }
-  std::lock_guard<std::mutex> g(wmu_);
+  MutexLock g(wmu_);
   for (SubPtr& j : joins) {
     if (j->removed.load()) continue;
     j->joined = true;
@@ -369,7 +369,7 @@ bool EtcdStorage::serviceJoins(WatchState& hub) {
 }
 
 void EtcdStorage::unsubscribe(const SubPtr& sub) {
-  std::unique_lock<std::mutex> lk(wmu_);
+  UniqueMutexLock lk(wmu_);
   sub->removed.store(true);
   subs_.erase(std::remove(subs_.begin(), subs_.end(), sub), subs_.end());
   joining_.erase(std::remove(joining_.begin(), joining_.end(), sub), joining_.end());
@@ -377,7 +377,7 @@ void EtcdStorage::unsubscribe(const SubPtr& sub) {
   // runs after the handle is gone (unless this is that callback).
   if (t_hub_of == this) return;
   uint64_t target = hand_outs_started_;
-  wcv_.wait(lk, [&] { return hand_outs_finished_ >= target; });
+  lk.wait(wcv_, [&]() REQUIRES(wmu_) { return hand_outs_finished_ >= target; });
 }
 
 void EtcdStorage::hubLoop(const StreamPtr& w) {
@@ -411,7 +411,7 @@ void EtcdStorage::hubLoop(const StreamPtr& w) {
     }
     bool starting;
     {
-      std::lock_guard<std::mutex> g(wmu_);
+      MutexLock g(wmu_);
       starting = w->phase == WatchState::Phase::Starting;
     }
     if (starting) {
@@ -511,7 +511,7 @@ EtcdStorage::StreamEnd EtcdStorage::runStream(WatchState& w, const std::string& 
 }
 
 void EtcdStorage::markCreated(WatchState& w) {
-  std::lock_guard<std::mutex> g(wmu_);
+  MutexLock g(wmu_);
   if (w.phase == WatchState::Phase::Starting) w.phase = WatchState::Phase::Running;
   wcv_.notify_all();
 }
@@ -520,7 +520,7 @@ void EtcdStorage::markCreated(WatchState& w) {
 // reconnect, etcd canceled it): it is logged, writers stop waiting, and the next watch()
 // starts a new hub.
 void EtcdStorage::endHub(WatchState& w, Code code, const std::string& message) {
-  std::lock_guard<std::mutex> g(wmu_);
+  MutexLock g(wmu_);
   bool was_running = w.phase == WatchState::Phase::Running;
   w.error_code = code == Code::Ok ? Code::Unavailable : code;
   w.error = message.empty() ? "the watch was stopped" : message;
@@ -542,7 +542,7 @@ void EtcdStorage::endHub(WatchState& w, Code code, const std::string& message) {
 void EtcdStorage::stopHub() {
   StreamPtr hub;
   {
-    std::lock_guard<std::mutex> g(wmu_);
+    MutexLock g(wmu_);
     hub = hub_;
   }
   if (hub) {
@@ -559,8 +559,8 @@ void EtcdStorage::stopHub() {
     }
   }
   if (t_hub_of == this) return;
-  std::unique_lock<std::mutex> lk(wmu_);
-  wcv_.wait(lk, [&] { return hub_threads_ == 0; });
+  UniqueMutexLock lk(wmu_);
+  lk.wait(wcv_, [&]() REQUIRES(wmu_) { return hub_threads_ == 0; });
 }
 
 }  // namespace shepherd::storage

@@ -58,8 +58,7 @@ bool exec(sqlite3* db, const char* sql, std::string& error) {
 sqlite3* openConnection(const std::string& path, bool fsync, std::string& error) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     error = db ? sqlite3_errmsg(db) : "cannot open database";
     sqlite3_close(db);
@@ -154,7 +153,7 @@ SqliteStorage::~SqliteStorage() {
 
 void SqliteStorage::shutdown() {
   {
-    std::lock_guard<std::mutex> g(queue_mu_);
+    MutexLock g(queue_mu_);
     if (stopping_ && !committer_.joinable()) return;
     stopping_ = true;
   }
@@ -165,7 +164,7 @@ void SqliteStorage::shutdown() {
 Outcome<KeyValue> SqliteStorage::submit(std::unique_ptr<Op> op) {
   std::future<Outcome<KeyValue>> done = op->done.get_future();
   {
-    std::lock_guard<std::mutex> g(queue_mu_);
+    MutexLock g(queue_mu_);
     if (stopping_) return Outcome<KeyValue>::failure(Code::Unavailable, "storage is shutting down");
     queue_.push_back(std::move(op));
   }
@@ -177,8 +176,8 @@ void SqliteStorage::commitLoop() {
   for (;;) {
     std::vector<std::unique_ptr<Op>> batch;
     {
-      std::unique_lock<std::mutex> lk(queue_mu_);
-      queue_cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
+      UniqueMutexLock lk(queue_mu_);
+      lk.wait(queue_cv_, [&]() REQUIRES(queue_mu_) { return stopping_ || !queue_.empty(); });
       if (queue_.empty() && stopping_) return;
       while (!queue_.empty() && batch.size() < opts_.max_batch) {
         batch.push_back(std::move(queue_.front()));
@@ -191,12 +190,14 @@ void SqliteStorage::commitLoop() {
 }
 
 void SqliteStorage::applyBatch(std::vector<std::unique_ptr<Op>>& batch) {
-  std::lock_guard<std::mutex> g(commit_mu_);
+  MutexLock g(commit_mu_);
   // Compactions run alone in their own transaction.
   std::vector<Op*> writes;
   for (auto& op : batch) {
-    if (op->kind == Op::Kind::Compact) applyCompact(*op);
-    else writes.push_back(op.get());
+    if (op->kind == Op::Kind::Compact)
+      applyCompact(*op);
+    else
+      writes.push_back(op.get());
   }
   if (writes.empty()) return;
 
@@ -210,8 +211,8 @@ void SqliteStorage::applyBatch(std::vector<std::unique_ptr<Op>>& batch) {
   events.reserve(writes.size());
   for (Op* op : writes) apply(*op, rev, events);
   if (rev != revision_) {
-    std::string meta = "INSERT OR REPLACE INTO meta(name, value) VALUES('revision', " +
-                       std::to_string(rev) + ")";
+    std::string meta =
+        "INSERT OR REPLACE INTO meta(name, value) VALUES('revision', " + std::to_string(rev) + ")";
     bool ok = exec(writer_, meta.c_str(), error) && exec(writer_, "COMMIT", error);
     if (!ok) {
       std::string ignored;
@@ -290,8 +291,10 @@ void SqliteStorage::apply(Op& op, int64_t& rev, std::vector<Event>& events) {
   sqlite3_bind_int64(ins, 3, create_rev);
   sqlite3_bind_int64(ins, 4, cur_rev);
   sqlite3_bind_int(ins, 5, del ? 1 : 0);
-  if (del) sqlite3_bind_blob(ins, 6, "", 0, SQLITE_STATIC);
-  else bindText(ins, 6, op.value);
+  if (del)
+    sqlite3_bind_blob(ins, 6, "", 0, SQLITE_STATIC);
+  else
+    bindText(ins, 6, op.value);
   rc = sqlite3_step(ins);
   sqlite3_reset(ins);
   sqlite3_clear_bindings(ins);
@@ -331,10 +334,14 @@ void SqliteStorage::applyCompact(Op& op) {
   std::string error;
   std::string sql =
       "BEGIN IMMEDIATE;"
-      "DELETE FROM kv WHERE rev <= " + std::to_string(target) +
+      "DELETE FROM kv WHERE rev <= " +
+      std::to_string(target) +
       " AND (deleted = 1 OR rev < (SELECT max(k2.rev) FROM kv k2 WHERE k2.key = kv.key AND "
-      "k2.rev <= " + std::to_string(target) + "));"
-      "INSERT OR REPLACE INTO meta(name, value) VALUES('compacted', " + std::to_string(target) +
+      "k2.rev <= " +
+      std::to_string(target) +
+      "));"
+      "INSERT OR REPLACE INTO meta(name, value) VALUES('compacted', " +
+      std::to_string(target) +
       ");"
       "INSERT OR REPLACE INTO meta(name, value) VALUES('revision', " +
       std::to_string(revision_) + ");COMMIT;";
@@ -396,7 +403,7 @@ Outcome<int64_t> SqliteStorage::compact(int64_t revision) {
 
 sqlite3* SqliteStorage::acquireReader() {
   {
-    std::lock_guard<std::mutex> g(readers_mu_);
+    MutexLock g(readers_mu_);
     if (!readers_.empty()) {
       sqlite3* db = readers_.back();
       readers_.pop_back();
@@ -409,13 +416,13 @@ sqlite3* SqliteStorage::acquireReader() {
     LOG_ERROR("storage: cannot open reader: " << error);
     return nullptr;
   }
-  std::lock_guard<std::mutex> g(readers_mu_);
+  MutexLock g(readers_mu_);
   all_readers_.push_back(db);
   return db;
 }
 
 void SqliteStorage::releaseReader(sqlite3* db) {
-  std::lock_guard<std::mutex> g(readers_mu_);
+  MutexLock g(readers_mu_);
   readers_.push_back(db);
 }
 
@@ -433,8 +440,8 @@ Outcome<KeyValue> SqliteStorage::get(const std::string& key) {
       bindText(s.s, 1, key);
       int rc = sqlite3_step(s.s);
       if (rc == SQLITE_ROW && sqlite3_column_int64(s.s, 2) == 0) {
-        out.value = KeyValue{key, columnText(s.s, 3), sqlite3_column_int64(s.s, 1),
-                             sqlite3_column_int64(s.s, 0)};
+        out.value =
+            KeyValue{key, columnText(s.s, 3), sqlite3_column_int64(s.s, 1), sqlite3_column_int64(s.s, 0)};
       } else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
         out = Outcome<KeyValue>::failure(Code::NotFound, "key not found");
       } else {
@@ -480,8 +487,7 @@ Outcome<ListResponse> SqliteStorage::list(const ListRequest& req) {
           ++out.value.remaining;
           continue;
         }
-        out.value.kvs.push_back(KeyValue{columnText(s.s, 0), columnText(s.s, 3),
-                                         sqlite3_column_int64(s.s, 1),
+        out.value.kvs.push_back(KeyValue{columnText(s.s, 0), columnText(s.s, 3), sqlite3_column_int64(s.s, 1),
                                          sqlite3_column_int64(s.s, 2)});
         ++n;
       }
@@ -495,11 +501,10 @@ Outcome<ListResponse> SqliteStorage::list(const ListRequest& req) {
   return out;
 }
 
-Outcome<std::unique_ptr<WatchHandle>> SqliteStorage::watch(const std::string& prefix,
-                                                           int64_t after_revision,
+Outcome<std::unique_ptr<WatchHandle>> SqliteStorage::watch(const std::string& prefix, int64_t after_revision,
                                                            WatchCallback callback) {
   using Out = Outcome<std::unique_ptr<WatchHandle>>;
-  std::lock_guard<std::mutex> g(commit_mu_);
+  MutexLock g(commit_mu_);
   if (after_revision < compacted_.load())
     return Out::failure(Code::Compacted, "required revision has been compacted");
   if (after_revision < revision_) {
@@ -528,8 +533,8 @@ Outcome<std::unique_ptr<WatchHandle>> SqliteStorage::watch(const std::string& pr
           e.kv.create_revision = sqlite3_column_int64(s.s, 2);
           if (sqlite3_column_int(s.s, 3)) {
             e.type = Event::Type::Delete;
-            e.prev = KeyValue{e.kv.key, columnText(s.s, 5), e.kv.create_revision,
-                              sqlite3_column_int64(s.s, 6)};
+            e.prev =
+                KeyValue{e.kv.key, columnText(s.s, 5), e.kv.create_revision, sqlite3_column_int64(s.s, 6)};
           } else {
             e.kv.value = columnText(s.s, 4);
           }
@@ -550,7 +555,7 @@ Outcome<std::unique_ptr<WatchHandle>> SqliteStorage::watch(const std::string& pr
 }
 
 void SqliteStorage::unwatch(uint64_t id) {
-  std::lock_guard<std::mutex> g(commit_mu_);
+  MutexLock g(commit_mu_);
   for (auto it = watchers_.begin(); it != watchers_.end(); ++it) {
     if (it->id == id) {
       watchers_.erase(it);

@@ -13,9 +13,9 @@
 #include <condition_variable>
 #include <deque>
 #include <future>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "storage/storage.h"
 
 namespace shepherd::storage {
@@ -71,12 +71,13 @@ class SqliteStorage final : public Storage {
   class Handle;
 
   explicit SqliteStorage(SqliteOptions opts);
-  bool init(std::string& error);
+  // Runs before the commit thread starts: nothing else touches the state yet.
+  bool init(std::string& error) NO_THREAD_SAFETY_ANALYSIS;
   Outcome<KeyValue> submit(std::unique_ptr<Op> op);
   void commitLoop();
-  void applyBatch(std::vector<std::unique_ptr<Op>>& batch);
-  void apply(Op& op, int64_t& rev, std::vector<Event>& events);
-  void applyCompact(Op& op);
+  void applyBatch(std::vector<std::unique_ptr<Op>>& batch) EXCLUDES(commit_mu_);
+  void apply(Op& op, int64_t& rev, std::vector<Event>& events) REQUIRES(commit_mu_);
+  void applyCompact(Op& op) REQUIRES(commit_mu_);
   void unwatch(uint64_t id);
 
   sqlite3* acquireReader();
@@ -87,27 +88,27 @@ class SqliteStorage final : public Storage {
   sqlite3_stmt* stmt_latest_ = nullptr;
   sqlite3_stmt* stmt_insert_ = nullptr;
 
-  std::mutex queue_mu_;
+  Mutex queue_mu_;
   std::condition_variable queue_cv_;
-  std::deque<std::unique_ptr<Op>> queue_;
-  bool stopping_ = false;
+  std::deque<std::unique_ptr<Op>> queue_ GUARDED_BY(queue_mu_);
+  bool stopping_ GUARDED_BY(queue_mu_) = false;
   std::thread committer_;
 
   // Held while a batch is applied and delivered, and while a watch replays history and
   // joins, so no batch can fall between a watch's replay and its live delivery.
-  std::mutex commit_mu_;
-  std::vector<Watcher> watchers_;
-  uint64_t next_watcher_id_ = 1;
-  int64_t revision_ = 0;  // commit thread's view (under commit_mu_)
+  Mutex commit_mu_;
+  std::vector<Watcher> watchers_ GUARDED_BY(commit_mu_);
+  uint64_t next_watcher_id_ GUARDED_BY(commit_mu_) = 1;
+  int64_t revision_ GUARDED_BY(commit_mu_) = 0;  // commit thread's view
 
   std::atomic<int64_t> published_{0};
   std::atomic<int64_t> compacted_{0};
   std::atomic<uint64_t> writes_committed_{0};
   std::atomic<uint64_t> batches_committed_{0};
 
-  std::mutex readers_mu_;
-  std::vector<sqlite3*> readers_;
-  std::vector<sqlite3*> all_readers_;
+  Mutex readers_mu_;
+  std::vector<sqlite3*> readers_ GUARDED_BY(readers_mu_);
+  std::vector<sqlite3*> all_readers_ GUARDED_BY(readers_mu_);
 };
 
 }  // namespace shepherd::storage

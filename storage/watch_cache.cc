@@ -102,7 +102,7 @@ Outcome<int64_t> WatchCache::start() {
   decodeRange(0, std::min(kvs.size(), per));
   helpers.clear();
   {
-    std::unique_lock lk(mu_);
+    WriterMutexLock lk(mu_);
     for (size_t i = 0; i < kvs.size(); ++i) {
       if (!decoded[i]) {
         LOG_ERROR("watch cache " << prefix_ << ": cannot decode stored object " << kvs[i].key);
@@ -133,7 +133,7 @@ void WatchCache::onBatch(const std::vector<storage::Event>& events, int64_t revi
   // Sinks dropped here are destroyed after the lock is released: a sink's destructor
   // may unregister itself, which takes this lock.
   std::vector<std::shared_ptr<WatchSink>> dropped;
-  std::unique_lock lk(mu_);
+  WriterMutexLock lk(mu_);
   for (const storage::Event& se : events) {
     Event e;
     e.revision = se.kv.mod_revision;
@@ -186,7 +186,7 @@ void WatchCache::onBatch(const std::vector<storage::Event>& events, int64_t revi
   }
   if (revision > revision_) revision_ = revision;
   {
-    std::lock_guard<std::mutex> g(rev_mu_);
+    MutexLock g(rev_mu_);
     published_revision_.store(revision_, std::memory_order_release);
   }
   rev_cv_.notify_all();
@@ -195,9 +195,9 @@ void WatchCache::onBatch(const std::vector<storage::Event>& events, int64_t revi
 bool WatchCache::waitForRevision(int64_t revision, std::chrono::milliseconds timeout) const {
   // Every GET and LIST asks; almost always the cache is there already: no lock then.
   if (published_revision_.load(std::memory_order_acquire) >= revision) return true;
-  std::unique_lock<std::mutex> lk(rev_mu_);
-  return rev_cv_.wait_for(lk, timeout,
-                          [&] { return published_revision_.load(std::memory_order_acquire) >= revision; });
+  UniqueMutexLock lk(rev_mu_);
+  return lk.waitFor(rev_cv_, timeout,
+                    [&] { return published_revision_.load(std::memory_order_acquire) >= revision; });
 }
 
 bool WatchCache::deliverTo(const Watcher& w, const Event& e) const {
@@ -219,28 +219,28 @@ bool WatchCache::deliverTo(const Watcher& w, const Event& e) const {
 }
 
 ObjectPtr WatchCache::get(const std::string& key) const {
-  std::shared_lock lk(mu_);
+  ReaderMutexLock lk(mu_);
   auto it = objects_.find(key);
   return it == objects_.end() ? nullptr : it->second;
 }
 
 int64_t WatchCache::revision() const {
-  std::shared_lock lk(mu_);
+  ReaderMutexLock lk(mu_);
   return revision_;
 }
 
 int64_t WatchCache::oldestRevision() const {
-  std::shared_lock lk(mu_);
+  ReaderMutexLock lk(mu_);
   return oldest_;
 }
 
 size_t WatchCache::size() const {
-  std::shared_lock lk(mu_);
+  ReaderMutexLock lk(mu_);
   return objects_.size();
 }
 
 CacheError WatchCache::list(const CacheListRequest& req, CacheListResponse& out) const {
-  std::shared_lock lk(mu_);
+  ReaderMutexLock lk(mu_);
   int64_t at = req.revision ? req.revision : revision_;
   if (at > revision_) return CacheError::TooLarge;
   if (at < oldest_) return CacheError::Expired;
@@ -281,7 +281,7 @@ CacheError WatchCache::list(const CacheListRequest& req, CacheListResponse& out)
   };
   // Merge the current candidates (minus rolled-back keys) with the rolled-back states;
   // both run in key order.
-  auto merge = [&](auto cur, auto end, auto keyAt, auto objectAt) {
+  auto merge = [&](auto cur, auto end, auto keyAt, auto objectAt) REQUIRES_SHARED(mu_) {
     while (true) {
       bool cur_ok = cur != end && inRange(keyAt(cur));
       bool old_ok = old != rolled_back.end() && inRange(old->first);
@@ -308,7 +308,7 @@ CacheError WatchCache::list(const CacheListRequest& req, CacheListResponse& out)
     const std::set<std::string>& keys = b == idx->second.end() ? none : b->second;
     merge(
         begin(keys), keys.end(), [](auto it) -> const std::string& { return *it; },
-        [&](auto it) { return objects_.at(*it); });
+        [&](auto it) REQUIRES_SHARED(mu_) { return objects_.at(*it); });
     return CacheError::None;
   }
   merge(
@@ -320,7 +320,7 @@ CacheError WatchCache::list(const CacheListRequest& req, CacheListResponse& out)
 CacheError WatchCache::watch(const CacheWatchRequest& req, std::shared_ptr<WatchSink> sink,
                              std::unique_ptr<CacheWatch>& handle) {
   std::shared_ptr<WatchSink> keep = sink;  // outlives the lock (see onBatch)
-  std::unique_lock lk(mu_);
+  WriterMutexLock lk(mu_);
   Watcher w{next_watcher_id_++, req.prefix, req.predicate, std::move(sink)};
   bool alive = true;
   if (req.send_initial_state || req.after_revision == 0) {
@@ -343,7 +343,7 @@ CacheError WatchCache::watch(const CacheWatchRequest& req, std::shared_ptr<Watch
 
 void WatchCache::sendBookmarks() {
   std::vector<std::shared_ptr<WatchSink>> dropped;  // destroyed after the lock (see onBatch)
-  std::unique_lock lk(mu_);
+  WriterMutexLock lk(mu_);
   for (size_t i = 0; i < watchers_.size();) {
     if (watchers_[i].sink->bookmark(revision_)) {
       ++i;
@@ -356,7 +356,7 @@ void WatchCache::sendBookmarks() {
 
 void WatchCache::removeWatcher(uint64_t id) {
   std::shared_ptr<WatchSink> released;  // destroyed after the lock is dropped
-  std::unique_lock lk(mu_);
+  WriterMutexLock lk(mu_);
   for (auto it = watchers_.begin(); it != watchers_.end(); ++it) {
     if (it->id == id) {
       released = std::move(it->sink);
@@ -364,7 +364,6 @@ void WatchCache::removeWatcher(uint64_t id) {
       break;
     }
   }
-  lk.unlock();
-}
+}  // lk is released before `released` (declared first) is destroyed
 
 }  // namespace shepherd::storage

@@ -15,14 +15,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
-#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "storage/storage.h"
 
 namespace shepherd::storage {
@@ -165,8 +164,8 @@ class WatchCache {
   // Delivers one event to one watcher; false when the watcher must go.
   bool deliverTo(const Watcher& w, const Event& e) const;
   ObjectPtr restamp(const ObjectPtr& obj, int64_t revision) const;
-  void indexAdd(const CachedObject& obj);
-  void indexRemove(const CachedObject& obj);
+  void indexAdd(const CachedObject& obj) REQUIRES(mu_);
+  void indexRemove(const CachedObject& obj) REQUIRES(mu_);
   void removeWatcher(uint64_t id);
 
   Storage& storage_;
@@ -174,22 +173,22 @@ class WatchCache {
   const Decoder decoder_;
   const size_t window_capacity_;
 
-  mutable std::shared_mutex mu_;
-  std::map<std::string, ObjectPtr> objects_;
+  mutable SharedMutex mu_;
+  std::map<std::string, ObjectPtr> objects_ GUARDED_BY(mu_);
   // Indexed field -> value -> keys of the current objects with that value (sorted, so an
   // indexed list pages in key order like a scan).
-  std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> field_index_;
-  std::deque<Event> window_;
-  int64_t revision_ = 0;
+  std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> field_index_ GUARDED_BY(mu_);
+  std::deque<Event> window_ GUARDED_BY(mu_);
+  int64_t revision_ GUARDED_BY(mu_) = 0;
   // revision_, published for waitForRevision without taking mu_ (rev_mu_ is taken under
   // mu_ by the writer, never the other way round).
   std::atomic<int64_t> published_revision_{0};
-  mutable std::mutex rev_mu_;
+  mutable Mutex rev_mu_;
   mutable std::condition_variable rev_cv_;
   std::atomic<uint64_t> changes_{0};
-  int64_t oldest_ = 0;  // a watch/list may ask for any revision >= oldest_
-  std::vector<Watcher> watchers_;
-  uint64_t next_watcher_id_ = 1;
+  int64_t oldest_ GUARDED_BY(mu_) = 0;  // a watch/list may ask for any revision >= oldest_
+  std::vector<Watcher> watchers_ GUARDED_BY(mu_);
+  uint64_t next_watcher_id_ GUARDED_BY(mu_) = 1;
   std::unique_ptr<WatchHandle> storage_watch_;
 };
 

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "net/http/asio_byte_stream.h"
 #include "net/http/beast_request.h"
 #include "net/http/transport.h"
@@ -97,16 +98,16 @@ struct Server::Impl {
   std::atomic<int> mutating_in_flight{0};  // counted against max_mutating_requests_inflight
   std::atomic<int> connections{0};
   std::atomic<uint64_t> served{0};
-  std::mutex sessions_mu;
-  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
+  Mutex sessions_mu;
+  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions GUARDED_BY(sessions_mu);
   std::optional<net::ssl::context> ssl;  // set when serving HTTPS
   // Connections handed over by upgrade(): stop() closes them while the io threads still
   // run, so their sessions unwind (and free everything they hold) before the io_context goes.
-  std::mutex upgraded_mu;
-  std::vector<std::weak_ptr<ByteStream>> upgraded;
+  Mutex upgraded_mu;
+  std::vector<std::weak_ptr<ByteStream>> upgraded GUARDED_BY(upgraded_mu);
 
   void trackUpgraded(const std::shared_ptr<ByteStream>& s) {
-    std::lock_guard<std::mutex> g(upgraded_mu);
+    MutexLock g(upgraded_mu);
     upgraded.erase(std::remove_if(upgraded.begin(), upgraded.end(), [](auto& w) { return w.expired(); }),
                    upgraded.end());
     upgraded.push_back(s);
@@ -132,17 +133,17 @@ class StreamState final : public StreamWriter {
   void markClosed();
 
  private:
-  void schedule();
+  void schedule() REQUIRES(mu_);
   std::weak_ptr<SessionBase> session_;
   const size_t limit_;
-  mutable std::mutex mu_;
-  std::vector<Chunk> pending_;
-  size_t pending_bytes_ = 0;
-  bool finish_requested_ = false;
-  bool flush_scheduled_ = false;
+  mutable Mutex mu_;
+  std::vector<Chunk> pending_ GUARDED_BY(mu_);
+  size_t pending_bytes_ GUARDED_BY(mu_) = 0;
+  bool finish_requested_ GUARDED_BY(mu_) = false;
+  bool flush_scheduled_ GUARDED_BY(mu_) = false;
   std::atomic<bool> closed_{false};
-  std::function<void()> on_close_;
-  bool close_notified_ = false;
+  std::function<void()> on_close_ GUARDED_BY(mu_);
+  bool close_notified_ GUARDED_BY(mu_) = false;
 };
 
 // What StreamState needs of a connection, whatever its transport.
@@ -192,14 +193,14 @@ class Session final : public SessionBase {
   }
   ~Session() {
     srv_.connections.fetch_sub(1);
-    std::lock_guard<std::mutex> g(srv_.sessions_mu);
+    MutexLock g(srv_.sessions_mu);
     srv_.sessions.erase(this);
   }
 
   void start() {
     srv_.connections.fetch_add(1);
     {
-      std::lock_guard<std::mutex> g(srv_.sessions_mu);
+      MutexLock g(srv_.sessions_mu);
       srv_.sessions[this] = weak_from_this();
     }
     net::dispatch(executor_, [self = self()] {
@@ -622,7 +623,7 @@ class Session final : public SessionBase {
 };
 
 bool StreamState::write(Chunk chunk) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (closed_.load() || finish_requested_) return false;
   size_t n = chunk.size();
   if (pending_bytes_ + n > limit_) {
@@ -640,7 +641,7 @@ bool StreamState::write(Chunk chunk) {
 }
 
 void StreamState::finish() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (finish_requested_) return;
   finish_requested_ = true;
   schedule();
@@ -655,7 +656,7 @@ void StreamState::schedule() {
 }
 
 bool StreamState::take(std::vector<Chunk>& out, bool& finish) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   flush_scheduled_ = false;
   if (closed_.load() && !finish_requested_) return false;
   out.swap(pending_);
@@ -667,7 +668,7 @@ bool StreamState::take(std::vector<Chunk>& out, bool& finish) {
 void StreamState::onClose(std::function<void()> fn) {
   bool call_now = false;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     if (close_notified_)
       call_now = true;
     else
@@ -679,7 +680,7 @@ void StreamState::onClose(std::function<void()> fn) {
 void StreamState::markClosed() {
   std::function<void()> fn;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     closed_ = true;
     pending_.clear();
     pending_bytes_ = 0;
@@ -806,7 +807,7 @@ void Server::stop(int grace_seconds) {
   auto shutdownSessions = [this] {
     std::vector<std::shared_ptr<SessionBase>> live;
     {
-      std::lock_guard<std::mutex> g(impl_->sessions_mu);
+      MutexLock g(impl_->sessions_mu);
       for (auto& [p, w] : impl_->sessions)
         if (auto s = w.lock()) live.push_back(s);
     }
@@ -829,7 +830,7 @@ void Server::stop(int grace_seconds) {
   {
     std::vector<std::shared_ptr<ByteStream>> live;
     {
-      std::lock_guard<std::mutex> g(impl_->upgraded_mu);
+      MutexLock g(impl_->upgraded_mu);
       for (auto& w : impl_->upgraded)
         if (auto s = w.lock()) live.push_back(s);
     }
