@@ -11,6 +11,7 @@
 #include "auth/rbac_authorizer.h"
 #include "auth/request_info.h"
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/log.h"
 #include "handlers/status.h"
 #include "pki/cluster_pki.h"
@@ -21,17 +22,6 @@
 namespace shepherd::apiserver {
 
 namespace {
-
-bool makeDirs(const std::string& path) {
-  std::string cur;
-  for (size_t i = 0; i < path.size(); ++i) {
-    cur += path[i];
-    if ((path[i] == '/' && i > 0) || i + 1 == path.size()) {
-      if (mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST) return false;
-    }
-  }
-  return true;
-}
 
 // As upstream: watches and streaming subresources are not counted as in flight (decided
 // from the parsed request, so "?watch=1" on a write or a name like "exec" counts). Only
@@ -74,7 +64,7 @@ std::string Server::url() const {
 
 Status Server::init() {
   const Options& o = options_;
-  if (!makeDirs(o.data_dir))
+  if (!makeDirs(o.data_dir, 0700))
     return ApiError::internal("cannot create data dir " + o.data_dir + ": " + std::strerror(errno));
   auto opened = openStorage(o);
   if (!opened) return opened.error();

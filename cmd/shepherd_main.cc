@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/files.h"
 #include "common/flags.h"
 #include "launcher/cluster_plan.h"
 #include "launcher/probes.h"
@@ -40,16 +41,6 @@ std::string defaultDataDir() {
   if (xdg && *xdg) return std::string(xdg) + "/shepherd";
   const char* home = std::getenv("HOME");
   return std::string(home && *home ? home : ".") + "/.local/share/shepherd";
-}
-
-bool makeDirs(const std::string& path) {
-  std::string cur;
-  for (size_t i = 0; i < path.size(); ++i) {
-    cur += path[i];
-    if ((path[i] == '/' && i > 0) || i + 1 == path.size())
-      if (mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST) return false;
-  }
-  return true;
 }
 
 std::string absolute(const std::string& p) {
@@ -136,13 +127,13 @@ void superviseUntilStopped(const launcher::UpOptions& o, launcher::ClusterPlan& 
     if (!etcdUp && launcher::etcdHealthy(o.etcd_port)) {
       etcdUp = true;
       for (auto& c : components)
-        if (c.needs_etcd && c.pid <= 0) supervisor.start(c);
+        if (c.needs_etcd && c.neverStarted()) supervisor.start(c);
     }
     if (announced || !etcdUp) continue;
     if (launcher::apiServerReady(o.port)) {
       writeAdminKubeconfig(plan, o.port, kubeconfig);
       for (auto& c : components)
-        if (c.needs_api && c.pid <= 0) supervisor.start(c);
+        if (c.needs_api && c.neverStarted()) supervisor.start(c);
       announce(o, plan, kubeconfig);
       announced = true;
     } else if (std::chrono::steady_clock::now() > deadline) {
@@ -186,7 +177,7 @@ int up(int argc, char** argv) {
     return 2;
   }
   launcher::ClusterPlan plan = launcher::planCluster(o);
-  if (!makeDirs(o.data_dir + "/logs") || !makeDirs(plan.pki_dir)) {
+  if (!makeDirs(o.data_dir + "/logs", 0700) || !makeDirs(plan.pki_dir, 0700)) {
     std::fprintf(stderr, "shepherd up: cannot create %s: %s\n", o.data_dir.c_str(), std::strerror(errno));
     return 1;
   }

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <set>
 
+#include "common/files.h"
 #include "common/log.h"
 #include "meta/quantity.h"
 
@@ -84,18 +85,6 @@ void pruneStale(const std::string& dir, const Written& written) {
   for (const auto& p : stale) fs::remove(p, ec);
 }
 
-// mkdir -p with `mode` for every directory it creates (Go's os.MkdirAll).
-bool mkdirAll(const std::string& path, mode_t mode) {
-  std::string cur;
-  for (const auto& part : fs::path(path)) {
-    cur = (fs::path(cur) / part).string();
-    if (part == "/" || part.empty()) continue;
-    if (::mkdir(cur.c_str(), mode) != 0 && errno != EEXIST) return false;
-  }
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 // Upstream's hostPath checkTypeInternal: the *OrCreate types create what is missing (a
 // directory 0755, or a file 0644 without its parents), then every type checks the kind.
 Status checkHostPathType(const std::string& path, const std::string& type) {
@@ -107,7 +96,7 @@ Status checkHostPathType(const std::string& path, const std::string& type) {
   };
   if (type == "DirectoryOrCreate" || type == "Directory") {
     if (type == "DirectoryOrCreate" && !exists) {
-      if (!mkdirAll(path, 0755))
+      if (!makeDirs(path, 0755))
         return ApiError::make(400, "FailedMount", "mkdir " + path + ": " + std::strerror(errno));
       return okStatus();
     }

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct Component {
   pid_t pid = -1;
   int restarts = 0;
   std::chrono::steady_clock::time_point started;
+  std::optional<std::chrono::steady_clock::time_point> restart_at;  // exited: started again then
+
+  // Not running and not waiting to be restarted.
+  bool neverStarted() const { return pid <= 0 && !restart_at; }
 };
 
 struct ClusterPlan {

@@ -54,17 +54,23 @@ void Supervisor::reap(std::vector<Component>& components) {
   while ((dead = waitpid(-1, &status, WNOHANG)) > 0) {
     for (auto& c : components) {
       if (c.pid != dead) continue;
-      std::fprintf(stderr, "shepherd: %s (pid %d) exited (%s %d); restarting\n", c.name.c_str(), dead,
-                   WIFSIGNALED(status) ? "signal" : "status",
-                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-      auto ran = std::chrono::steady_clock::now() - c.started;
-      if (ran > std::chrono::seconds(60)) c.restarts = 0;
+      auto now = std::chrono::steady_clock::now();
+      if (now - c.started > std::chrono::seconds(60)) c.restarts = 0;
       int backoff = std::min(30, 1 << std::min(c.restarts, 5));
       ++c.restarts;
-      std::this_thread::sleep_for(std::chrono::seconds(backoff));
-      c.pid = spawn(c.argv, logOf(c));
-      c.started = std::chrono::steady_clock::now();
+      std::fprintf(stderr, "shepherd: %s (pid %d) exited (%s %d); restarting in %ds\n", c.name.c_str(), dead,
+                   WIFSIGNALED(status) ? "signal" : "status",
+                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), backoff);
+      c.pid = -1;
+      c.restart_at = now + std::chrono::seconds(backoff);
     }
+  }
+  auto now = std::chrono::steady_clock::now();
+  for (auto& c : components) {
+    if (!c.restart_at || *c.restart_at > now) continue;
+    c.restart_at.reset();
+    c.pid = spawn(c.argv, logOf(c));
+    c.started = now;
   }
 }
 
@@ -72,6 +78,7 @@ void Supervisor::stopAll(std::vector<Component>& components, int grace_seconds) 
   auto stopBy = std::chrono::steady_clock::now() + std::chrono::seconds(grace_seconds);
   for (auto it = components.rbegin(); it != components.rend(); ++it) {
     auto& c = *it;
+    c.restart_at.reset();
     if (c.pid > 0) kill(c.pid, SIGTERM);
     while (c.pid > 0) {
       int status;

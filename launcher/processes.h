@@ -23,7 +23,8 @@ class Supervisor {
   explicit Supervisor(std::string log_dir) : log_dir_(std::move(log_dir)) {}
   void start(Component& c);
   // Reaps exited children; a component that exited is started again after a back-off that
-  // grows per crash (reset once it ran a minute).
+  // grows per crash (reset once it ran a minute). Never blocks: call it often; a restart
+  // happens on the first call after its back-off.
   void reap(std::vector<Component>& components);
   // Stops the components in reverse start order, each after the one before has exited
   // (SIGTERM, SIGKILL after `grace_seconds` in all): clients still reach the API server

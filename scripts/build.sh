@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds Shepherd. Usage: scripts/build.sh [--sanitize] [target...]
-#   default      -> build/       (RelWithDebInfo: what `shepherd up` and the benchmarks run)
+#   default      -> build/       (-O2, line tables: what `shepherd up` and the benchmarks run)
 #   --sanitize   -> build-asan/  (AddressSanitizer + UndefinedBehaviorSanitizer, -O2, line
 #                                 tables only: what the test suite runs)
 #   target...    -> only these CMake targets (default: everything). Named groups:

@@ -1,9 +1,14 @@
 // What `shepherd up` plans to run: the components, their order and their flags.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <thread>
 
 #include "launcher/cluster_plan.h"
+#include "launcher/processes.h"
 
 using namespace shepherd::launcher;
 
@@ -88,4 +93,51 @@ TEST(ClusterPlan, AnExternalEtcd) {
   EXPECT_FALSE(p.components[0].needs_etcd);
   EXPECT_TRUE(has(p.components[0], "--etcd-servers=http://127.0.0.1:2379"));
   EXPECT_TRUE(has(p.components[0], "--etcd-prefix=/other"));
+}
+
+// A crashed component is restarted after its back-off without reap() blocking meanwhile
+// (the launcher's loop keeps answering signals).
+TEST(Supervisor, RestartsAnExitedComponentAfterItsBackOffWithoutBlocking) {
+  char dir[] = "/tmp/launcher_test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  Supervisor sup(dir);
+  std::vector<Component> cs(1);
+  cs[0].name = "quits";
+  cs[0].argv = {"/bin/sh", "-c", "exit 3"};
+  sup.start(cs[0]);
+  ASSERT_GT(cs[0].pid, 0);
+  EXPECT_FALSE(cs[0].neverStarted());
+
+  // Reaped: waiting out a back-off of 1 s, with reap() returning at once each time (it used to
+  // sleep through the back-off).
+  auto t0 = std::chrono::steady_clock::now();
+  while (!cs[0].restart_at) {
+    auto before = std::chrono::steady_clock::now();
+    sup.reap(cs);
+    EXPECT_LT(std::chrono::steady_clock::now() - before,
+              std::chrono::milliseconds(900));  // the back-off is 1 s
+    ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(cs[0].pid, -1);
+  EXPECT_EQ(cs[0].restarts, 1);
+  EXPECT_FALSE(cs[0].neverStarted());
+  auto due = *cs[0].restart_at;
+
+  // Started again on the first reap() after the back-off.
+  while (cs[0].pid == -1) {
+    auto before = std::chrono::steady_clock::now();
+    sup.reap(cs);
+    EXPECT_LT(std::chrono::steady_clock::now() - before,
+              std::chrono::milliseconds(900));  // the back-off is 1 s
+    ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(std::chrono::steady_clock::now(), due);
+  EXPECT_FALSE(cs[0].restart_at.has_value());
+
+  sup.stopAll(cs, 5);
+  EXPECT_EQ(cs[0].pid, -1);
+  EXPECT_FALSE(cs[0].restart_at.has_value());
+  std::filesystem::remove_all(dir);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +24,8 @@ class ServerProcess {
     std::string portFile = data_dir + "/port-" + std::to_string(counter()++);
     pid_ = fork();
     if (pid_ == 0) {
+      // The server ends with the test binary, even when ctest kills it on a timeout.
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
       std::string log = data_dir + "/server.log";
       FILE* f = std::freopen(log.c_str(), "a", stderr);
       (void)f;
