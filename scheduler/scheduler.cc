@@ -84,7 +84,12 @@ void Scheduler::run() {
 
 void Scheduler::stop() {
   if (!running_.exchange(false)) return;
-  stopping_ = true;
+  {
+    // Under the bind workers' lock: a worker between its predicate check and its wait would
+    // otherwise miss the wake-up and never return (its wait has no timeout).
+    MutexLock g(bind_mu_);
+    stopping_ = true;
+  }
   queue_.shutDown();
   bind_cv_.notify_all();
   for (auto& t : threads_) t.join();
