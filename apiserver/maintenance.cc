@@ -18,7 +18,7 @@ Maintenance::Maintenance(registry::Registry& reg, handlers::ApiHandler& api, sto
 }
 Maintenance::~Maintenance() {
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -32,8 +32,8 @@ void Maintenance::run() {
   auto lastLease = std::chrono::steady_clock::now();
   storage::Compactor compactor(store_);
   if (compact_interval_ > 0) (void)compactor.round();  // notes the revision to compact to next
-  std::unique_lock<std::mutex> lk(mu_);
-  while (!cv_.wait_for(lk, std::chrono::seconds(1), [&] { return stop_; })) {
+  UniqueMutexLock lk(mu_);
+  while (!lk.waitFor(cv_, std::chrono::seconds(1), [&]() REQUIRES(mu_) { return stop_; })) {
     lk.unlock();
     api_.watches().expire();
     auto now = std::chrono::steady_clock::now();

@@ -5,9 +5,9 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "handlers/api_handler.h"
 #include "registry/apiserver_leases.h"
 #include "registry/registry.h"
@@ -15,7 +15,8 @@
 
 namespace shepherd::apiserver {
 
-// Thread-safety: made and destroyed by one thread; the work runs on its own thread.
+// Thread-safety: made and destroyed by one thread; the work runs on its own thread. mu_
+// guards stop_.
 class Maintenance {
  public:
   Maintenance(registry::Registry& reg, handlers::ApiHandler& api, storage::Storage& store,
@@ -32,9 +33,9 @@ class Maintenance {
   registry::ApiServerLeases& leases_;
   int compact_interval_;
   std::chrono::seconds event_ttl_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -108,7 +108,7 @@ RestClient::~RestClient() {
 
 RestClient::Handle* RestClient::acquire() {
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     if (!idle_.empty()) {
       Handle* h = idle_.back();
       idle_.pop_back();
@@ -121,7 +121,7 @@ RestClient::Handle* RestClient::acquire() {
 }
 
 void RestClient::release(Handle* h) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (idle_.size() < 64) {
     idle_.push_back(h);
   } else {

@@ -6,7 +6,6 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,12 +14,13 @@
 #include "client/kubeconfig.h"
 #include "common/api_error.h"
 #include "common/json.h"
+#include "common/mutex.h"
 #include "common/url.h"
 
 namespace shepherd::client {
 
 // Thread-safety: every method may be called from any thread concurrently; connections
-// are pooled and reused.
+// are pooled and reused (the idle pool, idle_, is guarded by mu_).
 class RestClient final : public Client {
  public:
   explicit RestClient(ClientConfig cfg);
@@ -53,8 +53,8 @@ class RestClient final : public Client {
   void configure(void* curl);
 
   ClientConfig cfg_;
-  std::mutex mu_;
-  std::vector<Handle*> idle_;
+  Mutex mu_;
+  std::vector<Handle*> idle_ GUARDED_BY(mu_);
   std::atomic<size_t> preferred_{0};  // index of the server that answered last
 };
 

@@ -15,20 +15,20 @@ InformerOptions allObjects(const std::string& group, const std::string& version,
 Informer& SharedInformers::get(const InformerOptions& opts) {
   std::string key = opts.group + "/" + opts.version + "/" + opts.plural + "|" + opts.ns + "|" +
                     opts.label_selector + "|" + opts.field_selector;
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto& slot = informers_[key];
   if (!slot) slot = std::make_unique<Informer>(client_, opts);
   return *slot;
 }
 
 void SharedInformers::start() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   for (auto& [key, inf] : informers_) inf->start();
 }
 
 bool SharedInformers::waitForSync(int timeout_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   for (auto& [key, inf] : informers_) {
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -38,12 +38,12 @@ bool SharedInformers::waitForSync(int timeout_ms) {
 }
 
 void SharedInformers::stop() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   for (auto& [key, inf] : informers_) inf->stop();
 }
 
 size_t SharedInformers::size() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return informers_.size();
 }
 

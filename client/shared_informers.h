@@ -5,10 +5,10 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "client/informer.h"
+#include "common/mutex.h"
 
 namespace shepherd::client {
 
@@ -16,7 +16,7 @@ namespace shepherd::client {
 InformerOptions allObjects(const std::string& group, const std::string& version, const std::string& plural);
 
 // Thread-safety: get() and start() from one thread during set-up; waitForSync() and
-// stop() from any thread afterwards.
+// stop() from any thread afterwards. mu_ guards informers_.
 class SharedInformers {
  public:
   explicit SharedInformers(Client& client) : client_(client) {}
@@ -33,8 +33,8 @@ class SharedInformers {
 
  private:
   Client& client_;
-  std::mutex mu_;
-  std::map<std::string, std::unique_ptr<Informer>> informers_;
+  Mutex mu_;
+  std::map<std::string, std::unique_ptr<Informer>> informers_ GUARDED_BY(mu_);
 };
 
 }  // namespace shepherd::client

@@ -133,7 +133,7 @@ void AuditLog::write(const AuditEvent& e, const std::string& stage, int code,
   }
   std::string line = json::serialize(d);
   line += '\n';
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   std::fwrite(line.data(), 1, line.size(), out_);
   std::fflush(out_);
 }

@@ -8,12 +8,12 @@
 
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "auth/request_info.h"
 #include "common/api_error.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "meta/user_info.h"
 #include "net/http/message.h"
 
@@ -30,7 +30,8 @@ struct AuditEvent {
   std::string decision, reason;  // authorization: "allow" / "forbid"
 };
 
-// Thread-safety: write() from any thread (one locked write + flush per line).
+// Thread-safety: write() from any thread (one locked write + flush per line): mu_ guards
+// the stream out_ points to; out_ and owned_ are set by open() and not changed.
 class AuditLog {
  public:
   // "-" is standard output.
@@ -39,8 +40,8 @@ class AuditLog {
   void write(const AuditEvent& e, const std::string& stage, int code, const std::string& status_body);
 
  private:
-  std::mutex mu_;
-  FILE* out_ = nullptr;
+  Mutex mu_;
+  FILE* out_ PT_GUARDED_BY(mu_) = nullptr;
   bool owned_ = false;
 };
 

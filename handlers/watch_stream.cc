@@ -6,18 +6,23 @@ namespace {
 constexpr std::string_view kTail = "}\n";
 std::string_view headFor(storage::WatchEventType t) {
   switch (t) {
-    case storage::WatchEventType::Added: return R"({"type":"ADDED","object":)";
-    case storage::WatchEventType::Modified: return R"({"type":"MODIFIED","object":)";
-    case storage::WatchEventType::Deleted: return R"({"type":"DELETED","object":)";
-    case storage::WatchEventType::Bookmark: return R"({"type":"BOOKMARK","object":)";
-    case storage::WatchEventType::Error: return R"({"type":"ERROR","object":)";
+    case storage::WatchEventType::Added:
+      return R"({"type":"ADDED","object":)";
+    case storage::WatchEventType::Modified:
+      return R"({"type":"MODIFIED","object":)";
+    case storage::WatchEventType::Deleted:
+      return R"({"type":"DELETED","object":)";
+    case storage::WatchEventType::Bookmark:
+      return R"({"type":"BOOKMARK","object":)";
+    case storage::WatchEventType::Error:
+      return R"({"type":"ERROR","object":)";
   }
   return R"({"type":"ERROR","object":)";
 }
 }  // namespace
 
-WatchStream::WatchStream(std::shared_ptr<const apis::Resource> resource, std::shared_ptr<http::StreamWriter> writer,
-                         WatchStreamOptions opts)
+WatchStream::WatchStream(std::shared_ptr<const apis::Resource> resource,
+                         std::shared_ptr<http::StreamWriter> writer, WatchStreamOptions opts)
     : resource_(std::move(resource)), writer_(std::move(writer)), opts_(std::move(opts)) {}
 
 bool WatchStream::deliver(storage::WatchEventType type, const storage::ObjectPtr& object) {
@@ -49,12 +54,12 @@ bool WatchStream::bookmark(int64_t revision) {
 }
 
 void WatchStream::attach(std::unique_ptr<storage::CacheWatch> handle) {
-  std::lock_guard<std::mutex> g(handle_mu_);
+  MutexLock g(handle_mu_);
   handle_ = std::move(handle);
 }
 
 void WatchStream::holdSlot(std::shared_ptr<void> slot) {
-  std::lock_guard<std::mutex> g(handle_mu_);
+  MutexLock g(handle_mu_);
   slot_ = std::move(slot);
 }
 
@@ -62,7 +67,7 @@ void WatchStream::release() {
   std::unique_ptr<storage::CacheWatch> h;
   std::shared_ptr<void> slot;
   {
-    std::lock_guard<std::mutex> g(handle_mu_);
+    MutexLock g(handle_mu_);
     h = std::move(handle_);
     slot = std::move(slot_);
   }

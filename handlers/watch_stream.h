@@ -5,9 +5,9 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 
 #include "apis/resource.h"
+#include "common/mutex.h"
 #include "handlers/table.h"
 #include "net/http/message.h"
 #include "storage/watch_cache.h"
@@ -21,8 +21,8 @@ struct WatchStreamOptions {
   std::chrono::steady_clock::time_point deadline;
 };
 
-// Thread-safety: deliver/bookmark are called under the cache's lock; stop() and
-// expired() from any thread.
+// Thread-safety: deliver/bookmark are called under the cache's lock (first_table_ is
+// theirs); stop() and expired() from any thread. handle_mu_ guards handle_ and slot_.
 class WatchStream final : public storage::WatchSink, public std::enable_shared_from_this<WatchStream> {
  public:
   WatchStream(std::shared_ptr<const apis::Resource> resource, std::shared_ptr<http::StreamWriter> writer,
@@ -47,9 +47,9 @@ class WatchStream final : public storage::WatchSink, public std::enable_shared_f
   std::shared_ptr<http::StreamWriter> writer_;
   WatchStreamOptions opts_;
   bool first_table_ = true;
-  std::mutex handle_mu_;
-  std::unique_ptr<storage::CacheWatch> handle_;
-  std::shared_ptr<void> slot_;
+  Mutex handle_mu_;
+  std::unique_ptr<storage::CacheWatch> handle_ GUARDED_BY(handle_mu_);
+  std::shared_ptr<void> slot_ GUARDED_BY(handle_mu_);
 };
 
 }  // namespace shepherd::handlers

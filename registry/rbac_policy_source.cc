@@ -11,7 +11,7 @@ RbacPolicySource::RbacPolicySource(Registry& registry) {
 }
 
 std::shared_ptr<const auth::PolicySnapshot> RbacPolicySource::current() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   uint64_t changes = 0;
   for (auto& k : kinds_) changes += k.store->cache().changeCount();
   if (snapshot_ && changes == seen_) return snapshot_;

@@ -3,14 +3,14 @@
 // changed (the caches count their changes).
 #pragma once
 
-#include <mutex>
-
 #include "auth/rbac_policy.h"
+#include "common/mutex.h"
 #include "registry/registry.h"
 
 namespace shepherd::registry {
 
-// Thread-safety: current() from any thread; one rebuild at a time.
+// Thread-safety: current() from any thread; one rebuild at a time (mu_ guards seen_ and
+// snapshot_).
 class RbacPolicySource final : public auth::PolicySource {
  public:
   explicit RbacPolicySource(Registry& registry);
@@ -22,9 +22,9 @@ class RbacPolicySource final : public auth::PolicySource {
     std::string kind;
   };
   std::vector<Kind> kinds_;
-  mutable std::mutex mu_;
-  mutable uint64_t seen_ = ~uint64_t{0};
-  mutable std::shared_ptr<const auth::PolicySnapshot> snapshot_;
+  mutable Mutex mu_;
+  mutable uint64_t seen_ GUARDED_BY(mu_) = ~uint64_t{0};
+  mutable std::shared_ptr<const auth::PolicySnapshot> snapshot_ GUARDED_BY(mu_);
 };
 
 }  // namespace shepherd::registry

@@ -40,7 +40,9 @@ Result<std::unique_ptr<ServiceAllocator>> ServiceAllocator::make(const std::stri
   return a;
 }
 
-std::string ServiceAllocator::firstAddress() const { return formatIPv4(base_ + 1); }
+std::string ServiceAllocator::firstAddress() const {
+  return formatIPv4(base_ + 1);
+}
 
 bool ServiceAllocator::contains(const std::string& ip) const {
   auto v = parseIPv4(ip);
@@ -48,7 +50,7 @@ bool ServiceAllocator::contains(const std::string& ip) const {
 }
 
 Result<std::string> ServiceAllocator::allocateIP(const std::string& requested) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (!requested.empty()) {
     auto v = parseIPv4(requested);
     if (!v || *v <= base_ || *v >= base_ + size_ - 1) {
@@ -80,19 +82,19 @@ Result<std::string> ServiceAllocator::allocateIP(const std::string& requested) {
 void ServiceAllocator::releaseIP(const std::string& ip) {
   auto v = parseIPv4(ip);
   if (!v || *v < base_ || *v >= base_ + size_) return;
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   used_.erase(*v - base_);
 }
 
 void ServiceAllocator::markIP(const std::string& ip) {
   auto v = parseIPv4(ip);
   if (!v || *v < base_ || *v >= base_ + size_) return;
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   used_.insert(*v - base_);
 }
 
 Result<int> ServiceAllocator::allocatePort(int requested) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (requested) {
     if (requested < port_lo_ || requested > port_hi_) {
       ApiError e = ApiError::invalid("", "Service", "", {});
@@ -121,12 +123,12 @@ Result<int> ServiceAllocator::allocatePort(int requested) {
 }
 
 void ServiceAllocator::releasePort(int port) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   used_ports_.erase(port);
 }
 
 void ServiceAllocator::markPort(int port) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   used_ports_.insert(port);
 }
 

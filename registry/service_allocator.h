@@ -5,21 +5,23 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 
 #include "common/api_error.h"
+#include "common/mutex.h"
 
 namespace shepherd::registry {
 
-// Thread-safety: all methods are safe from any thread (one internal mutex).
+// Thread-safety: all methods are safe from any thread. mu_ guards the allocation state
+// (used_, next_, used_ports_, next_port_); the ranges are set by make() and not changed.
 class ServiceAllocator {
  public:
   // cidr like "10.96.0.0/12"; ports like "30000-32767".
-  static Result<std::unique_ptr<ServiceAllocator>> make(const std::string& cidr,
-                                                        const std::string& node_ports);
+  // Not analysed: it sets up a new allocator that no other thread can see yet.
+  static Result<std::unique_ptr<ServiceAllocator>> make(
+      const std::string& cidr, const std::string& node_ports) NO_THREAD_SAFETY_ANALYSIS;
 
   // The first usable address, reserved for the `kubernetes` service.
   std::string firstAddress() const;
@@ -36,14 +38,15 @@ class ServiceAllocator {
   std::string cidr() const { return cidr_text_; }
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::string cidr_text_;
-  uint32_t base_ = 0;   // network address
-  uint32_t size_ = 0;   // number of addresses in the CIDR
-  uint32_t next_ = 1;   // rotating cursor (offset)
-  std::set<uint32_t> used_;
-  int port_lo_ = 30000, port_hi_ = 32767, next_port_ = 30000;
-  std::set<int> used_ports_;
+  uint32_t base_ = 0;                  // network address
+  uint32_t size_ = 0;                  // number of addresses in the CIDR
+  uint32_t next_ GUARDED_BY(mu_) = 1;  // rotating cursor (offset)
+  std::set<uint32_t> used_ GUARDED_BY(mu_);
+  int port_lo_ = 30000, port_hi_ = 32767;
+  int next_port_ GUARDED_BY(mu_) = 30000;
+  std::set<int> used_ports_ GUARDED_BY(mu_);
 };
 
 std::optional<uint32_t> parseIPv4(const std::string& s);

@@ -84,7 +84,12 @@ void Scheduler::run() {
 
 void Scheduler::stop() {
   if (!running_.exchange(false)) return;
-  stopping_ = true;
+  {
+    // Under the bind workers' lock: a worker between its predicate check and its wait would
+    // otherwise miss the wake-up and never return (its wait has no timeout).
+    MutexLock g(bind_mu_);
+    stopping_ = true;
+  }
   queue_.shutDown();
   bind_cv_.notify_all();
   for (auto& t : threads_) t.join();
@@ -94,7 +99,7 @@ void Scheduler::stop() {
 // --- cache and event handlers ---------------------------------------------------------
 
 void Scheduler::addPodToCache(const PodInfo& pod) {
-  std::lock_guard<std::mutex> g(cache_mu_);
+  MutexLock g(cache_mu_);
   auto prev = pod_node_.find(pod.key);
   if (prev != pod_node_.end()) {
     if (prev->second == pod.node_name) return;  // assumed here already, or already counted
@@ -108,7 +113,7 @@ void Scheduler::addPodToCache(const PodInfo& pod) {
 }
 
 void Scheduler::removePodFromCache(const std::string& key) {
-  std::lock_guard<std::mutex> g(cache_mu_);
+  MutexLock g(cache_mu_);
   auto prev = pod_node_.find(key);
   if (prev == pod_node_.end()) return;
   auto n = node_map_.find(prev->second);
@@ -134,7 +139,7 @@ void Scheduler::onPodUpdate(const client::Object&, const client::Object& obj) {
   if (!p.node_name.empty()) {
     bool wasCounted;
     {
-      std::lock_guard<std::mutex> g(cache_mu_);
+      MutexLock g(cache_mu_);
       wasCounted = pod_node_.count(p.key) > 0;
     }
     if (p.terminal) {
@@ -154,7 +159,7 @@ void Scheduler::onPodDelete(const client::Object& obj) {
   queue_.remove(p.key);
   bool counted;
   {
-    std::lock_guard<std::mutex> g(cache_mu_);
+    MutexLock g(cache_mu_);
     counted = pod_node_.count(p.key) > 0;
     last_failure_.erase(p.key);
   }
@@ -165,7 +170,7 @@ void Scheduler::onPodDelete(const client::Object& obj) {
 void Scheduler::onNodeChange(const client::Object& obj) {
   NodeInfo fresh = parseNode(*obj);
   {
-    std::lock_guard<std::mutex> g(cache_mu_);
+    MutexLock g(cache_mu_);
     auto& n = node_map_[fresh.name];
     bool isNew =
         n.name.empty() || std::find(node_order_.begin(), node_order_.end(), fresh.name) == node_order_.end();
@@ -182,7 +187,7 @@ void Scheduler::onNodeChange(const client::Object& obj) {
 
 void Scheduler::onNodeDelete(const client::Object& obj) {
   std::string name(json::getStringPath(*obj, {"metadata", "name"}));
-  std::lock_guard<std::mutex> g(cache_mu_);
+  MutexLock g(cache_mu_);
   node_map_.erase(name);
   node_order_.erase(std::remove(node_order_.begin(), node_order_.end(), name), node_order_.end());
   for (auto it = pod_node_.begin(); it != pod_node_.end();)
@@ -217,7 +222,7 @@ void Scheduler::scheduleOne(const std::string& key) {
   std::string chosen;
   std::string failure;
   {
-    std::lock_guard<std::mutex> g(cache_mu_);
+    MutexLock g(cache_mu_);
     size_t numNodes = node_order_.size();
     // How many feasible nodes to find before scoring (upstream's percentageOfNodesToScore).
     size_t toFind = numNodes;
@@ -269,7 +274,7 @@ void Scheduler::scheduleOne(const std::string& key) {
     return;
   }
   {
-    std::lock_guard<std::mutex> g(bind_mu_);
+    MutexLock g(bind_mu_);
     bind_queue_.push_back(BindTask{pod, chosen, rvOf(*obj), started});
   }
   bind_cv_.notify_one();
@@ -279,8 +284,8 @@ void Scheduler::bindLoop() {
   while (true) {
     BindTask t;
     {
-      std::unique_lock<std::mutex> lk(bind_mu_);
-      bind_cv_.wait(lk, [&] { return !bind_queue_.empty() || stopping_.load(); });
+      UniqueMutexLock lk(bind_mu_);
+      lk.wait(bind_cv_, [&]() REQUIRES(bind_mu_) { return !bind_queue_.empty() || stopping_.load(); });
       if (bind_queue_.empty()) return;
       t = std::move(bind_queue_.front());
       bind_queue_.pop_front();
@@ -294,7 +299,7 @@ void Scheduler::bindLoop() {
       metrics_.scheduled++;
       queue_.remove(t.pod.key);
       {
-        std::lock_guard<std::mutex> g(cache_mu_);
+        MutexLock g(cache_mu_);
         last_failure_.erase(t.pod.key);
       }
       emit(t.pod, t.resource_version, "Scheduled",
@@ -303,7 +308,7 @@ void Scheduler::bindLoop() {
     }
     // Forget the assumption; the informer will show what really happened.
     {
-      std::lock_guard<std::mutex> g(cache_mu_);
+      MutexLock g(cache_mu_);
       auto it = pod_node_.find(t.pod.key);
       if (it != pod_node_.end() && it->second == t.node) {
         auto n = node_map_.find(t.node);
@@ -328,7 +333,7 @@ void Scheduler::bindLoop() {
 void Scheduler::recordFailure(const PodInfo& pod, const std::string& rv, const std::string& message) {
   bool changed;
   {
-    std::lock_guard<std::mutex> g(cache_mu_);
+    MutexLock g(cache_mu_);
     auto& last = last_failure_[pod.key];
     changed = last != message;
     last = message;

@@ -10,7 +10,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -20,6 +19,7 @@
 #include "client/client.h"
 #include "client/event_recorder.h"
 #include "client/informer.h"
+#include "common/mutex.h"
 #include "scheduler/node_info.h"
 #include "scheduler/scheduling_queue.h"
 
@@ -46,7 +46,8 @@ struct SchedulerMetrics {
 };
 
 // Thread-safety: start/stop from one thread; event handlers and workers synchronize on
-// the cache mutex and the queue.
+// the cache mutex and the queue. cache_mu_ guards the cache (node_map_, node_order_,
+// next_start_, pod_node_, last_failure_) and rng_; bind_mu_ guards bind_queue_.
 class Scheduler {
  public:
   Scheduler(client::Client& client, SchedulerOptions opts);
@@ -99,16 +100,18 @@ class Scheduler {
   SchedulerMetrics metrics_;
 
   // Cache: nodes with the pods bound or assumed there.
-  std::mutex cache_mu_;
-  std::map<std::string, NodeInfo> node_map_;
-  std::vector<std::string> node_order_;  // for rotating the search start
-  size_t next_start_ = 0;
-  std::unordered_map<std::string, std::string> pod_node_;      // pod key -> node it counts on
-  std::unordered_map<std::string, std::string> last_failure_;  // pod key -> message written
+  Mutex cache_mu_;
+  std::map<std::string, NodeInfo> node_map_ GUARDED_BY(cache_mu_);
+  std::vector<std::string> node_order_ GUARDED_BY(cache_mu_);  // for rotating the search start
+  size_t next_start_ GUARDED_BY(cache_mu_) = 0;
+  std::unordered_map<std::string, std::string> pod_node_
+      GUARDED_BY(cache_mu_);  // pod key -> node it counts on
+  std::unordered_map<std::string, std::string> last_failure_
+      GUARDED_BY(cache_mu_);  // pod key -> message written
 
-  std::mutex bind_mu_;
+  Mutex bind_mu_;
   std::condition_variable bind_cv_;
-  std::deque<BindTask> bind_queue_;
+  std::deque<BindTask> bind_queue_ GUARDED_BY(bind_mu_);
 
   // Events never hold back scheduling: a full queue drops them (and counts them).
   client::EventRecorder events_;
@@ -116,7 +119,7 @@ class Scheduler {
   std::atomic<bool> running_{false};
   std::atomic<bool> stopping_{false};
   std::vector<std::thread> threads_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_ GUARDED_BY(cache_mu_){std::random_device{}()};
 };
 
 }  // namespace shepherd::scheduler

@@ -22,17 +22,17 @@ bool atLeast(std::string_view have, std::string_view want) {
 
 void EndpointSliceTracker::expectWritten(const std::string& service_key, const std::string& slice_key,
                                          const std::string& rv) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   by_service_[service_key][slice_key] = Expectation{rv, std::chrono::steady_clock::now()};
 }
 
 void EndpointSliceTracker::expectDeleted(const std::string& service_key, const std::string& slice_key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   by_service_[service_key][slice_key] = Expectation{"", std::chrono::steady_clock::now()};
 }
 
 void EndpointSliceTracker::observedDeleted(const std::string& slice_key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = by_service_.begin(); it != by_service_.end();) {
     it->second.erase(slice_key);
     it = it->second.empty() ? by_service_.erase(it) : std::next(it);
@@ -41,7 +41,7 @@ void EndpointSliceTracker::observedDeleted(const std::string& slice_key) {
 
 bool EndpointSliceTracker::stale(const std::string& service_key, const Lookup& lookup,
                                  std::chrono::steady_clock::duration give_up) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_service_.find(service_key);
   if (it == by_service_.end()) return false;
   auto now = std::chrono::steady_clock::now();
@@ -59,7 +59,7 @@ bool EndpointSliceTracker::stale(const std::string& service_key, const Lookup& l
 }
 
 void EndpointSliceTracker::forget(const std::string& service_key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   by_service_.erase(service_key);
 }
 

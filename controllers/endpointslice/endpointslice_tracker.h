@@ -6,14 +6,14 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "client/informer.h"
+#include "common/mutex.h"
 
 namespace shepherd::controllers {
 
-// Thread-safety: every member may be called from any thread (one mutex).
+// Thread-safety: every member may be called from any thread; mu_ guards by_service_.
 class EndpointSliceTracker {
  public:
   using Lookup = std::function<client::Object(const std::string& key)>;  // "ns/name"
@@ -35,8 +35,9 @@ class EndpointSliceTracker {
     std::string rv;  // empty: expected deleted
     std::chrono::steady_clock::time_point since;
   };
-  std::mutex mu_;
-  std::map<std::string, std::map<std::string, Expectation>> by_service_;  // service -> slice -> expectation
+  Mutex mu_;
+  std::map<std::string, std::map<std::string, Expectation>> by_service_
+      GUARDED_BY(mu_);  // service -> slice -> expectation
 };
 
 }  // namespace shepherd::controllers

@@ -97,7 +97,7 @@ json::Value namespaceConditions(const ContentDeletionReport& r, const json::Valu
 
 std::vector<NamespacedResource> NamespacedContentDeleter::discover(std::vector<std::string>& failures) {
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     if (!cached_.empty() && std::chrono::steady_clock::now() - cached_at_ < kDiscoveryTtl) return cached_;
   }
   client::DiscoveryResult found = client::discoverPreferredResources(client_);
@@ -107,7 +107,7 @@ std::vector<NamespacedResource> NamespacedContentDeleter::discover(std::vector<s
       out.push_back({r.group, r.version, r.resource, r.can("deletecollection"), r.can("list")});
   failures.insert(failures.end(), found.failures.begin(), found.failures.end());
   if (found.failures.empty()) {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     cached_ = out;
     cached_at_ = std::chrono::steady_clock::now();
   }

@@ -7,13 +7,13 @@
 
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "client/client.h"
 #include "common/clock.h"
 #include "common/json.h"
+#include "common/mutex.h"
 
 namespace shepherd::controllers {
 
@@ -38,8 +38,8 @@ struct ContentDeletionReport {
 json::Value namespaceConditions(const ContentDeletionReport& r, const json::Value* old_conditions,
                                 const std::string& now, json::Allocator& a);
 
-// Thread-safety: deleteAll() may run for several namespaces at once; the discovery cache
-// is guarded by a mutex.
+// Thread-safety: deleteAll() may run for several namespaces at once; mu_ guards the
+// discovery cache (cached_, cached_at_).
 class NamespacedContentDeleter {
  public:
   explicit NamespacedContentDeleter(client::Client& c) : client_(c) {}
@@ -51,9 +51,9 @@ class NamespacedContentDeleter {
                       ContentDeletionReport& report);
 
   client::Client& client_;
-  std::mutex mu_;
-  std::vector<NamespacedResource> cached_;
-  std::chrono::steady_clock::time_point cached_at_{};
+  Mutex mu_;
+  std::vector<NamespacedResource> cached_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point cached_at_ GUARDED_BY(mu_){};
 };
 
 }  // namespace shepherd::controllers

@@ -69,7 +69,7 @@ NodeLifecycleController::NodeLifecycleController(client::Client& c, client::Shar
   nh.on_add = [this](const client::Object& o) { queue_.add(nameOf(*o)); };
   nh.on_update = [this](const client::Object&, const client::Object& o) { queue_.add(nameOf(*o)); };
   nh.on_delete = [this](const client::Object& o) {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     heard_.erase(nameOf(*o));
   };
   nodes_.addHandlers(std::move(nh));
@@ -104,7 +104,7 @@ std::chrono::steady_clock::time_point NodeLifecycleController::lastHeard(const j
   client::Object lease = leases_.get("kube-node-lease/" + name);
   std::string renew = lease ? std::string(json::getStringPath(*lease, {"spec", "renewTime"})) : "";
   auto now = std::chrono::steady_clock::now();
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto [it, fresh] = heard_.try_emplace(name, Heard{heartbeat, renew, now});
   if (!fresh && (it->second.heartbeat != heartbeat || it->second.lease_renew != renew))
     it->second = Heard{heartbeat, renew, now};

@@ -11,11 +11,11 @@
 
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "client/event_recorder.h"
 #include "client/shared_informers.h"
+#include "common/mutex.h"
 #include "controllers/manager/controller.h"
 
 namespace shepherd::controllers {
@@ -25,7 +25,7 @@ struct NodeLifecycleOptions {
   std::chrono::milliseconds grace_period{40000};
 };
 
-// Thread-safety: as Controller; the heartbeat table is guarded by a mutex.
+// Thread-safety: as Controller; mu_ guards the heartbeat table (heard_).
 class NodeLifecycleController : public Controller {
  public:
   NodeLifecycleController(client::Client& c, client::SharedInformers& informers,
@@ -57,8 +57,8 @@ class NodeLifecycleController : public Controller {
   client::Informer& pods_;
   client::EventRecorder& events_;
   NodeLifecycleOptions opts_;
-  std::mutex mu_;
-  std::map<std::string, Heard> heard_;
+  Mutex mu_;
+  std::map<std::string, Heard> heard_ GUARDED_BY(mu_);
   std::atomic<bool> stopping_{false};
   std::thread monitor_;
 };

@@ -5,15 +5,15 @@
 
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace shepherd::controllers {
 
-// Thread-safety: every method may be called from any thread.
+// Thread-safety: every method may be called from any thread; mu_ guards entries_.
 class Expectations {
  public:
   using TimePoint = std::chrono::steady_clock::time_point;
@@ -37,8 +37,8 @@ class Expectations {
   };
   std::chrono::steady_clock::duration ttl_;
   const clock::Clock& clock_;
-  std::mutex mu_;
-  std::map<std::string, Entry> entries_;
+  Mutex mu_;
+  std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
 };
 
 }  // namespace shepherd::controllers

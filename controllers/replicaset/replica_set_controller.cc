@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 #include <optional>
 #include <thread>
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "controllers/manager/controller_ref.h"
 #include "controllers/manager/object_meta.h"
 #include "controllers/manager/pod_state.h"
@@ -171,7 +171,7 @@ Status ReplicaSetController::createPods(const json::Value& rs, const std::string
   while (created < n) {
     int size = std::min(batch, n - created);
     std::atomic<int> next{0}, ok{0};
-    std::mutex errMu;
+    Mutex errMu;  // firstError (a local: GUARDED_BY cannot name it)
     std::optional<ApiError> firstError;
     auto createSome = [&] {
       for (int i = next++; i < size; i = next++) {
@@ -181,7 +181,7 @@ Status ReplicaSetController::createPods(const json::Value& rs, const std::string
           events_.event(rs, kApiVersion, kKind, "Normal", "SuccessfulCreate", "Created pod: " + nameOf(*r));
           continue;
         }
-        std::lock_guard<std::mutex> g(errMu);
+        MutexLock g(errMu);
         // A terminating namespace refuses new pods: nothing to report.
         bool terminating =
             r.error().code == 403 && r.error().message.find("being terminated") != std::string::npos;
