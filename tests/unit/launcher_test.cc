@@ -108,31 +108,28 @@ TEST(Supervisor, RestartsAnExitedComponentAfterItsBackOffWithoutBlocking) {
   ASSERT_GT(cs[0].pid, 0);
   EXPECT_FALSE(cs[0].neverStarted());
 
-  // Reaped: waiting out a back-off of 1 s, with reap() returning at once each time (it used to
-  // sleep through the back-off).
+  // reap() until `done`, each call returning at once: the back-off is 1 s, and reap() used
+  // to sleep through it.
   auto t0 = std::chrono::steady_clock::now();
-  while (!cs[0].restart_at) {
-    auto before = std::chrono::steady_clock::now();
-    sup.reap(cs);
-    EXPECT_LT(std::chrono::steady_clock::now() - before,
-              std::chrono::milliseconds(900));  // the back-off is 1 s
-    ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  auto reapUntil = [&](auto done) {
+    while (!done()) {
+      auto before = std::chrono::steady_clock::now();
+      sup.reap(cs);
+      EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(900));
+      ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  };
+
+  // Reaped: waiting out its back-off.
+  ASSERT_NO_FATAL_FAILURE(reapUntil([&] { return cs[0].restart_at.has_value(); }));
   EXPECT_EQ(cs[0].pid, -1);
   EXPECT_EQ(cs[0].restarts, 1);
   EXPECT_FALSE(cs[0].neverStarted());
   auto due = *cs[0].restart_at;
 
   // Started again on the first reap() after the back-off.
-  while (cs[0].pid == -1) {
-    auto before = std::chrono::steady_clock::now();
-    sup.reap(cs);
-    EXPECT_LT(std::chrono::steady_clock::now() - before,
-              std::chrono::milliseconds(900));  // the back-off is 1 s
-    ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  ASSERT_NO_FATAL_FAILURE(reapUntil([&] { return cs[0].pid != -1; }));
   EXPECT_GE(std::chrono::steady_clock::now(), due);
   EXPECT_FALSE(cs[0].restart_at.has_value());
 
