@@ -34,6 +34,10 @@ STOP_TIMEOUT=${CONTAINERD_STOP_TIMEOUT:-15}
 # Shared by all instances: the ip_forward value found before the first one set up a bridge,
 # restored when the last one stops (the CNI bridge plugin turns forwarding on).
 FORWARD_SAVE=/run/shepherd-containerd.ip_forward
+# Held while an instance adds or removes its bridge and reads or restores FORWARD_SAVE, so
+# instances started and stopped at once (suites running side by side) agree on which is first
+# and last.
+BRIDGES_LOCK=/run/shepherd-containerd.lock
 ALIAS_PREFIX=shepherd-containerd:
 
 usage() {
@@ -263,11 +267,14 @@ setup_bridge() {
     if [ -n "$(ip -4 route show match "${GATEWAY%/*}" | grep -v '^default' || true)" ]; then
       die "subnet $SUBNET overlaps a route on this machine: $(ip -4 route show match "${GATEWAY%/*}" | grep -v '^default' | head -n1)"
     fi
+    exec 8>"$BRIDGES_LOCK"
+    flock 8
     if [ ! -f "$FORWARD_SAVE" ] && [ -z "$(other_instance_bridges)" ]; then
       cat /proc/sys/net/ipv4/ip_forward >"$FORWARD_SAVE"
     fi
     ip link add name "$BRIDGE" type bridge
     ip link set dev "$BRIDGE" alias "$ALIAS_PREFIX$DIR"
+    exec 8>&-
   fi
   if ! ip -4 -o addr show dev "$BRIDGE" | grep -F " $GATEWAY " >/dev/null; then
     ip addr add "$GATEWAY" dev "$BRIDGE"
@@ -423,6 +430,8 @@ unmount_all() {
 
 cleanup_network() {
   local f id
+  exec 8>"$BRIDGES_LOCK"
+  flock 8
   if ip link show dev "$BRIDGE" >/dev/null 2>&1; then
     if [ "$(ip -o link show dev "$BRIDGE" | sed -n 's/.* alias //p')" = "$ALIAS_PREFIX$DIR" ]; then
       ip link del dev "$BRIDGE" || log "cannot delete bridge $BRIDGE"
@@ -442,6 +451,7 @@ cleanup_network() {
     cat "$FORWARD_SAVE" >/proc/sys/net/ipv4/ip_forward 2>/dev/null || true
     rm -f "$FORWARD_SAVE"
   fi
+  exec 8>&-
 }
 
 # Notes, from the task bundles under DIR/state, what outlives the containers: pod-level

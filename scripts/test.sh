@@ -3,8 +3,9 @@
 #   1. set-up (Debian packages) and the sanitizer build (AddressSanitizer + UBSan, build-asan/;
 #      every suite runs against it, so memory errors and leaks fail the run);
 #   2. unit tests (ctest, with the layering check), the watch stress test, the end-to-end
-#      suites, the ported conformance tests (conformance/RESULTS.md) and the kubectl
-#      1.27-1.33 matrix (tests/kubectl_matrix/MATRIX.md);
+#      suites and, beside them in a second process, the ported conformance tests
+#      (conformance/RESULTS.md) and the kubectl 1.27-1.33 matrix
+#      (tests/kubectl_matrix/MATRIX.md);
 #   3. the etcd pass: the end-to-end and conformance tests whose behaviour depends on the
 #      store (pytest marker `storage`) again with the API servers on one etcd
 #      (conformance/RESULTS-etcd.md).
@@ -90,12 +91,40 @@ case "$mode" in
     ctest --test-dir "$builddir" --output-on-failure -j "$jobs" -E watch_stress
     step "watch stress: reconnecting watchers under a steady write load"
     ctest --test-dir "$builddir" --output-on-failure -R watch_stress
-    step "end-to-end tests"
-    "${pytest[@]}" tests/e2e
-    step "conformance"
-    /usr/bin/python3 conformance/run.py
-    step "kubectl 1.27-1.33 matrix"
-    /usr/bin/python3 tests/kubectl_matrix/report.py
+    # The conformance tests and the kubectl matrix mostly wait (upstream's probe and
+    # grace timings), so they run beside the end-to-end tests, in their own process group,
+    # on pod subnets of their own; their output follows the end-to-end tests'.
+    step "end-to-end tests, with conformance and the kubectl 1.27-1.33 matrix beside them"
+    beside_log=$(mktemp /tmp/shepherd-beside.XXXXXX)
+    SHEPHERD_TEST_SUBNETS=200-249 setsid bash -c '
+      t0=$(date +%s); rc=0
+      /usr/bin/python3 conformance/run.py || rc=$?
+      t1=$(date +%s)
+      /usr/bin/python3 tests/kubectl_matrix/report.py || rc=$?
+      t2=$(date +%s)
+      printf "\n=== beside the end-to-end tests: conformance %ds, kubectl matrix %ds\n" \
+        $((t1 - t0)) $((t2 - t1))
+      exit $rc' >"$beside_log" 2>&1 </dev/null &
+    beside_pid=$!
+    # On an early exit, pytest's fixtures clean up on SIGINT (nodes, containers, bridges).
+    stop_beside() {
+      if kill -0 "$beside_pid" 2>/dev/null; then
+        kill -INT -- "-$beside_pid" 2>/dev/null
+        wait "$beside_pid" 2>/dev/null
+      fi
+      rm -f "$beside_log"
+    }
+    trap 'stop_beside; summary' EXIT
+    e2e_rc=0
+    SHEPHERD_TEST_SUBNETS=100-199 "${pytest[@]}" tests/e2e || e2e_rc=$?
+    step "conformance and the kubectl matrix: the rest of their run"
+    beside_rc=0
+    wait "$beside_pid" || beside_rc=$?
+    cat "$beside_log"
+    rm -f "$beside_log"
+    trap summary EXIT
+    [ "$e2e_rc" = 0 ] || { echo "end-to-end tests failed (exit $e2e_rc)"; exit 1; }
+    [ "$beside_rc" = 0 ] || { echo "conformance or the kubectl matrix failed (exit $beside_rc)"; exit 1; }
 
     step "etcd pass: start etcd"
     etcd_dir=$(mktemp -d /tmp/shepherd-etcd.XXXXXX)

@@ -11,6 +11,8 @@ Environment:
   SHEPHERD_KUBELET     path of kubelet-lite (overrides the above)
   SHEPHERD_IMAGES_DIR  where the offline images are built once and shared by all nodes
                        (default <build dir>/images)
+  SHEPHERD_TEST_SUBNETS  LOW-HIGH: the third octets of 10.199.X.0/24 this run's nodes use
+                       (default 100-249)
 """
 
 import os
@@ -51,19 +53,33 @@ def _routed_prefixes():
     return {line.split()[0] for line in out.splitlines() if line.strip()}
 
 
+def _subnet_range():
+    """Third octets this run may use: SHEPHERD_TEST_SUBNETS="LOW-HIGH" (inclusive, within
+    100-249) when suites run side by side (scripts/test.sh gives each its own range, so two
+    processes never pick the same free subnet at once); else all of 100-249."""
+    spec = os.environ.get("SHEPHERD_TEST_SUBNETS", "")
+    if not spec:
+        return 100, 249
+    low, high = (int(x) for x in spec.split("-"))
+    if not 100 <= low <= high <= 249:
+        raise ValueError("SHEPHERD_TEST_SUBNETS=%r: want LOW-HIGH within 100-249" % spec)
+    return low, high
+
+
 def free_subnets(count):
-    """`count` /24 subnets in 10.199.100-249.0 that nothing on this machine routes."""
+    """`count` /24 subnets 10.199.X.0/24 (X in this run's range) that nothing routes."""
     used = _routed_prefixes()
-    start = random.randrange(100, 250)
+    low, high = _subnet_range()
+    size = high - low + 1
+    start = random.randrange(size)
     found = []
-    for i in range(150):
-        third = 100 + (start - 100 + i) % 150
-        subnet = "10.199.%d.0/24" % third
+    for i in range(size):
+        subnet = "10.199.%d.0/24" % (low + (start + i) % size)
         if subnet not in used:
             found.append(subnet)
             if len(found) == count:
                 return found
-    raise RuntimeError("no free 10.199.x.0/24 subnet for test nodes")
+    raise RuntimeError("no free 10.199.%d-%d.0/24 subnet for test nodes" % (low, high))
 
 
 def free_bridge_name():
