@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kubelet-lite: %s\n", portOptions.error().message.c_str());
     return 1;
   }
+  if (!portOptions->tls) LOG_WARN("kubelet-lite: no cluster CA known; the kubelet port serves plain HTTP");
   kubelet::LogServer logs(kl, portOptions.value());
   auto port = logs.start();
   if (!port) {

@@ -132,21 +132,24 @@ std::string listMeta(const registry::ListPage& page) {
   return m + "}";
 }
 
-std::string listJson(const apis::Resource& r, const registry::ListPage& page) {
-  size_t total = 128;
-  for (const auto& o : page.items) total += o->json.size() + 1;
-  std::string out;
-  out.reserve(total);
-  out += R"({"kind":")" + r.listKind() + R"(","apiVersion":")" + r.apiVersion() + R"(","metadata":)" +
-         listMeta(page) + R"(,"items":[)";
+// A list as JSON, its items not copied: `r.body` holds the list's head and `r.more_body`
+// points at each cached object's JSON (the objects stay alive with the response).
+void listJson(const apis::Resource& r, const registry::ListPage& page, http::Response& out) {
+  out.body = R"({"kind":")" + r.listKind() + R"(","apiVersion":")" + r.apiVersion() + R"(","metadata":)" +
+             listMeta(page) + R"(,"items":[)";
+  out.more_body.reserve(page.items.size() + 1);
   bool first = true;
   for (const auto& o : page.items) {
-    if (!first) out += ',';
+    http::Chunk c;
+    if (!first) c.head = ",";
     first = false;
-    out += o->json;
+    c.body = o->json;
+    c.owner = o;
+    out.more_body.push_back(std::move(c));
   }
-  out += "]}";
-  return out;
+  http::Chunk end;
+  end.tail = "]}";
+  out.more_body.push_back(std::move(end));
 }
 
 Result<int64_t> parseLimit(const http::Request& req) {
@@ -317,11 +320,13 @@ void RestHandler::list(http::Request& req, const std::shared_ptr<http::Responder
     r.body = buildTable(*s.resource, page->items, to, listMeta(page.value()));
     r.headers[0].second = "application/json";
   } else if (fmt->kind == OutputFormat::Kind::Json && !fmt->pretty) {
-    r.body = listJson(*s.resource, page.value());
+    listJson(*s.resource, page.value(), r);
   } else {
-    std::string body = listJson(*s.resource, page.value());
+    http::Response whole;
+    listJson(*s.resource, page.value(), whole);
+    whole.flattenBody();
     json::Document d;
-    d.Parse(body.data(), body.size());
+    d.Parse(whole.body.data(), whole.body.size());
     r.body = encode(d, *fmt);
   }
   resp->send(std::move(r));
@@ -528,7 +533,7 @@ void RestHandler::removeCollection(http::Request& req, const std::shared_ptr<htt
   }
   http::Response r;
   r.headers.emplace_back("Content-Type", "application/json");
-  r.body = listJson(*s.resource, deleted);
+  listJson(*s.resource, deleted, r);
   resp->send(std::move(r));
 }
 

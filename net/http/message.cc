@@ -52,6 +52,24 @@ void Response::setHeader(std::string name, std::string value) {
   headers.emplace_back(std::move(name), std::move(value));
 }
 
+size_t Response::bodySize() const {
+  size_t n = body.size();
+  for (const Chunk& c : more_body) n += c.size();
+  return n;
+}
+
+void Response::flattenBody() {
+  if (more_body.empty()) return;
+  body.reserve(bodySize());
+  for (const Chunk& c : more_body) {
+    body += c.head;
+    body += c.body;
+    body += c.data;
+    body += c.tail;
+  }
+  more_body.clear();
+}
+
 Response plainText(int status, std::string body) {
   Response r;
   r.status = status;

@@ -46,14 +46,6 @@ struct Request {
   bool queryBool(std::string_view key) const;
 };
 
-struct Response {
-  int status = 200;
-  Headers headers;
-  std::string body;
-
-  void setHeader(std::string name, std::string value);
-};
-
 // One piece of a streamed (chunked) response, sent as head + body + data + tail.
 // `head` and `tail` point at static storage; `body` is kept alive by `owner` so one
 // serialized event can go to many streams without copies; `data` holds owned bytes.
@@ -64,6 +56,21 @@ struct Chunk {
   std::string_view tail;
   std::string data;
   size_t size() const { return head.size() + body.size() + tail.size() + data.size(); }
+};
+
+struct Response {
+  int status = 200;
+  Headers headers;
+  std::string body;
+  // The rest of the body, after `body`, written without being copied into one buffer (a
+  // list's items are the watch cache's own JSON strings: tens of megabytes for a big list).
+  // Empty for most answers.
+  std::vector<Chunk> more_body{};
+
+  void setHeader(std::string name, std::string value);
+  size_t bodySize() const;
+  // Appends more_body to body (for a responder that needs the body as one string).
+  void flattenBody();
 };
 
 // A chunked response in progress. Thread-safety: all methods may be called from any

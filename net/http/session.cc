@@ -272,14 +272,26 @@ void Session::writeResponse(Response r, bool head) {
   handling_ = false;
   bool keep = keep_alive_ && !srv_.stopping.load();
   // Head and body, kept alive by the write's handler.
-  auto out = std::make_shared<std::pair<std::string, std::string>>();
-  out->first = responseHead(r.status, r.headers, keep, false, r.body.size());
-  if (!head) out->second = std::move(r.body);
+  struct Outgoing {
+    std::string head;
+    Response response;
+  };
+  auto out = std::make_shared<Outgoing>();
+  out->head = responseHead(r.status, r.headers, keep, false, r.bodySize());
+  std::vector<net::const_buffer> bufs{net::buffer(out->head)};
+  if (!head) {
+    out->response = std::move(r);
+    const Response& o = out->response;
+    bufs.reserve(2 + 2 * o.more_body.size());
+    if (!o.body.empty()) bufs.emplace_back(net::buffer(o.body));
+    for (const Chunk& c : o.more_body)
+      for (std::string_view piece : {c.head, c.body, std::string_view(c.data), c.tail})
+        if (!piece.empty()) bufs.emplace_back(net::buffer(piece.data(), piece.size()));
+  }
   srv_.served.fetch_add(1);
   writing_ = true;
   lowest().expires_after(std::chrono::seconds(60));
-  writeAll({net::buffer(out->first), net::buffer(out->second)},
-           [self = self(), out, keep](beast::error_code ec) { self->afterWrite(ec, keep); });
+  writeAll(std::move(bufs), [self = self(), out, keep](beast::error_code ec) { self->afterWrite(ec, keep); });
 }
 
 void Session::writeUpgrade(Response r, std::function<void(std::shared_ptr<ByteStream>)> fn) {

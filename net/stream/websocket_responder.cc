@@ -112,6 +112,7 @@ class WebSocketResponder final : public http::Responder {
     if (r.status >= 300) return inner_->send(std::move(r));
     auto w = startStream(r.status, {});
     if (!w) return;
+    r.flattenBody();
     http::Chunk c;
     c.data = std::move(r.body);
     if (!c.data.empty()) w->write(std::move(c));

@@ -138,6 +138,23 @@ struct TestServer {
       gate.wait();
       return resp->send(Response{200, {{"Content-Type", "text/plain"}}, "released"});
     }
+    if (req.path == "/pieces") {  // a body in parts, as a list's items are sent
+      Response r;
+      r.headers.emplace_back("Content-Type", "application/json");
+      r.body = "[";
+      auto shared = std::make_shared<const std::string>("\"shared\"");
+      for (int i = 0; i < 3000; ++i) {
+        Chunk c;
+        if (i > 0) c.head = ",";
+        c.owner = shared;
+        c.body = *shared;
+        r.more_body.push_back(std::move(c));
+      }
+      Chunk end;
+      end.data = "]";
+      r.more_body.push_back(std::move(end));
+      return resp->send(std::move(r));
+    }
     if (req.path == "/noanswer") return;  // the server must still answer
     resp->send(Response{404, {}, "nf"});
   }
@@ -157,6 +174,35 @@ TEST(HttpServer, ServesRequestsWithQueryBodyAndRepeatedHeaders) {
   EXPECT_NE(late.find("late"), std::string::npos);
   std::string none = request(s.port, "GET /noanswer HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_NE(none.find("500"), std::string::npos) << none;
+}
+
+TEST(HttpServer, SendsABodyGivenInPartsWithItsWholeLength) {
+  TestServer s;
+  std::string expected = "[";
+  for (int i = 0; i < 3000; ++i) expected += (i > 0 ? ",\"shared\"" : "\"shared\"");
+  expected += "]";
+  std::string r = request(s.port, "GET /pieces HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(r.find("Content-Length: " + std::to_string(expected.size()) + "\r\n"), std::string::npos)
+      << r.substr(0, 300);
+  ASSERT_NE(r.find("\r\n\r\n"), std::string::npos);
+  EXPECT_EQ(r.substr(r.find("\r\n\r\n") + 4), expected);
+  // HEAD: the same length, no body.
+  std::string h = request(s.port, "HEAD /pieces HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(h.find("Content-Length: " + std::to_string(expected.size()) + "\r\n"), std::string::npos) << h;
+  EXPECT_EQ(h.substr(h.find("\r\n\r\n") + 4), "");
+  // flattenBody gives the same bytes to a responder that needs one string.
+  Response flat;
+  flat.body = "a";
+  Chunk c;
+  c.head = "b";
+  c.body = "c";
+  c.data = "d";
+  c.tail = "e";
+  flat.more_body.push_back(c);
+  EXPECT_EQ(flat.bodySize(), 5u);
+  flat.flattenBody();
+  EXPECT_EQ(flat.body, "abcde");
+  EXPECT_TRUE(flat.more_body.empty());
 }
 
 TEST(HttpServer, KeepAliveServesSeveralRequestsOnOneConnection) {
