@@ -61,12 +61,8 @@ size_t Response::bodySize() const {
 void Response::flattenBody() {
   if (more_body.empty()) return;
   body.reserve(bodySize());
-  for (const Chunk& c : more_body) {
-    body += c.head;
-    body += c.body;
-    body += c.data;
-    body += c.tail;
-  }
+  for (const Chunk& c : more_body)
+    for (std::string_view piece : c.pieces()) body += piece;
   more_body.clear();
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <any>
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -56,6 +57,8 @@ struct Chunk {
   std::string_view tail;
   std::string data;
   size_t size() const { return head.size() + body.size() + tail.size() + data.size(); }
+  // The bytes in the order they are sent.
+  std::array<std::string_view, 4> pieces() const { return {head, body, data, tail}; }
 };
 
 struct Response {

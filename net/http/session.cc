@@ -10,6 +10,16 @@
 
 namespace shepherd::http {
 
+namespace {
+
+// A chunk's non-empty pieces as write buffers; the chunk must outlive the write.
+void appendBuffers(const Chunk& c, std::vector<net::const_buffer>& bufs) {
+  for (std::string_view piece : c.pieces())
+    if (!piece.empty()) bufs.emplace_back(net::buffer(piece.data(), piece.size()));
+}
+
+}  // namespace
+
 Session::Session(Server::Impl& srv, std::unique_ptr<Transport> transport)
     : t_(std::move(transport)), srv_(srv), executor_(t_->executor()) {
   beast::error_code ec;
@@ -81,12 +91,8 @@ void Session::flush() {
   bufs.reserve(inflight_.size() * 5);
   for (auto& c : inflight_) sizes_.push_back(chunkHeader(c.size()));
   for (size_t i = 0; i < inflight_.size(); ++i) {
-    auto& c = inflight_[i];
     bufs.emplace_back(net::buffer(sizes_[i]));
-    if (!c.head.empty()) bufs.emplace_back(net::buffer(c.head.data(), c.head.size()));
-    if (!c.body.empty()) bufs.emplace_back(net::buffer(c.body.data(), c.body.size()));
-    if (!c.data.empty()) bufs.emplace_back(net::buffer(c.data));
-    if (!c.tail.empty()) bufs.emplace_back(net::buffer(c.tail.data(), c.tail.size()));
+    appendBuffers(inflight_[i], bufs);
     bufs.emplace_back(net::buffer("\r\n", 2));
   }
   stream_writing_ = true;
@@ -284,9 +290,7 @@ void Session::writeResponse(Response r, bool head) {
     const Response& o = out->response;
     bufs.reserve(2 + 2 * o.more_body.size());
     if (!o.body.empty()) bufs.emplace_back(net::buffer(o.body));
-    for (const Chunk& c : o.more_body)
-      for (std::string_view piece : {c.head, c.body, std::string_view(c.data), c.tail})
-        if (!piece.empty()) bufs.emplace_back(net::buffer(piece.data(), piece.size()));
+    for (const Chunk& c : o.more_body) appendBuffers(c, bufs);
   }
   srv_.served.fetch_add(1);
   writing_ = true;
