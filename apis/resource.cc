@@ -19,6 +19,10 @@ void FieldErrors::invalid(const std::string& field, const std::string& value_rep
   causes_.push_back({"FieldValueInvalid", msg, field});
 }
 
+void FieldErrors::invalidOmitValue(const std::string& field, const std::string& detail) {
+  causes_.push_back({"FieldValueInvalid", "Invalid value: " + detail, field});
+}
+
 void FieldErrors::notSupported(const std::string& field, const std::string& value,
                                const std::vector<std::string>& supported) {
   std::string msg = "Unsupported value: " + meta::validation::quote(value);
@@ -47,6 +51,13 @@ void FieldErrors::forbidden(const std::string& field, const std::string& detail)
 void FieldErrors::tooLong(const std::string& field, size_t max) {
   causes_.push_back(
       {"FieldValueTooLong", "Too long: may not be more than " + std::to_string(max) + " bytes", field});
+}
+
+void FieldErrors::tooMany(const std::string& field, size_t actual, size_t max) {
+  causes_.push_back(
+      {"FieldValueTooMany",
+       "Too many: " + std::to_string(actual) + ": must have at most " + std::to_string(max) + " items",
+       field});
 }
 
 void Strategy::prepareForCreate(json::Document&, const StrategyContext&) const {}

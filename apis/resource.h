@@ -31,6 +31,8 @@ class FieldErrors {
  public:
   void required(const std::string& field, const std::string& detail = "");
   void invalid(const std::string& field, const std::string& value_repr, const std::string& detail);
+  // `Invalid value: <detail>` without the value (field.OmitValueType).
+  void invalidOmitValue(const std::string& field, const std::string& detail);
   void notSupported(const std::string& field, const std::string& value,
                     const std::vector<std::string>& supported);
   void duplicate(const std::string& field, const std::string& value_repr);
@@ -38,6 +40,8 @@ class FieldErrors {
   void notFound(const std::string& field, const std::string& value_repr);
   void forbidden(const std::string& field, const std::string& detail);
   void tooLong(const std::string& field, size_t max);
+  // `Too many: <actual>: must have at most <max> items` (field.TooMany).
+  void tooMany(const std::string& field, size_t actual, size_t max);
   void add(StatusCause c) { causes_.push_back(std::move(c)); }
   bool empty() const { return causes_.empty(); }
   std::vector<StatusCause>& causes() { return causes_; }
@@ -96,6 +100,10 @@ class Strategy {
   virtual bool hasPendingFinalizers(const json::Value& obj) const;
   // Changes made when deletion starts but the object stays (e.g. namespace Terminating).
   virtual void prepareForDelete(json::Value&, json::Allocator&) const {}
+
+  // Whether a DELETE without a propagation policy orphans the dependents (upstream's
+  // DefaultGarbageCollectionPolicy: batch/v1 Jobs), rather than deleting them.
+  virtual bool orphansDependentsByDefault() const { return false; }
 
   // Whether PUT may create a missing object (upstream's AllowCreateOnUpdate: events,
   // leases, endpoints).

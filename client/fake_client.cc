@@ -158,6 +158,21 @@ void applyStrategicPatch(json::Value& target, const json::Value& patch, json::Al
   if (!patch.IsObject() || !target.IsObject()) return json::applyMergePatch(target, patch, a);
   for (auto& m : patch.GetObject()) {
     std::string_view key = json::view(m.name);
+    // "$deleteFromPrimitiveList/<list>": remove these values from a list of scalars.
+    constexpr std::string_view kDelete = "$deleteFromPrimitiveList/";
+    if (key.substr(0, kDelete.size()) == kDelete) {
+      json::Value* list = json::find(target, key.substr(kDelete.size()));
+      if (list && list->IsArray() && m.value.IsArray()) {
+        json::Value kept(rapidjson::kArrayType);
+        for (auto& x : list->GetArray()) {
+          bool drop = false;
+          for (auto& d : m.value.GetArray()) drop = drop || x == d;
+          if (!drop) kept.PushBack(json::Value(x, a), a);
+        }
+        *list = std::move(kept);
+      }
+      continue;
+    }
     json::Value* cur = json::find(target, key);
     if (m.value.IsArray() && cur && cur->IsArray() && !m.value.Empty() && m.value[0].IsObject()) {
       const char* mergeKey = json::find(m.value[0], "type")   ? "type"

@@ -140,6 +140,9 @@ std::optional<ObjectTemplate> decodeTemplate(const apis::Resource& resource, con
 Result<DeleteOptions> parseDeleteOptions(const json::Value* body);
 // Sets the `orphan`/`foregroundDeletion` finalizers of an object being deleted as the
 // options (or, without a policy, the finalizers already there) ask; true if they changed.
-bool applyGarbageCollectionFinalizers(json::Document& obj, const DeleteOptions& opts);
+// `orphan_by_default`: the kind's default policy is to orphan (batch/v1 Jobs, as upstream's
+// DefaultGarbageCollectionPolicy).
+bool applyGarbageCollectionFinalizers(json::Document& obj, const DeleteOptions& opts,
+                                      bool orphan_by_default = false);
 
 }  // namespace shepherd::registry

@@ -32,7 +32,8 @@ constexpr std::string_view kForegroundFinalizer = "foregroundDeletion";
 
 }  // namespace
 
-bool applyGarbageCollectionFinalizers(json::Document& obj, const DeleteOptions& opts) {
+bool applyGarbageCollectionFinalizers(json::Document& obj, const DeleteOptions& opts,
+                                      bool orphan_by_default) {
   auto& a = obj.GetAllocator();
   json::Value& m = json::ensureObject(obj, "metadata", obj.GetAllocator());
   std::vector<std::string> old;
@@ -41,7 +42,8 @@ bool applyGarbageCollectionFinalizers(json::Document& obj, const DeleteOptions& 
       if (x.IsString()) old.emplace_back(json::view(x));
   auto has = [&](std::string_view f) { return std::find(old.begin(), old.end(), f) != old.end(); };
   // As upstream: an explicit policy decides; otherwise a finalizer already on the object
-  // does; otherwise the default (dependents are deleted in the background).
+  // does; otherwise the kind's default (for most kinds dependents are deleted in the
+  // background).
   bool orphan = false, foreground = false;
   if (opts.orphan_dependents) {
     orphan = *opts.orphan_dependents;
@@ -49,7 +51,7 @@ bool applyGarbageCollectionFinalizers(json::Document& obj, const DeleteOptions& 
     orphan = opts.propagation_policy == "Orphan";
     foreground = opts.propagation_policy == "Foreground";
   } else {
-    orphan = has(kOrphanFinalizer);
+    orphan = has(kOrphanFinalizer) || (orphan_by_default && !has(kForegroundFinalizer));
     foreground = !orphan && has(kForegroundFinalizer);
   }
   std::vector<std::string> next;
@@ -96,7 +98,9 @@ Result<DeleteOutcome> Store::remove(const std::string& ns, const std::string& na
     // Once a graceful deletion is pending, DeleteOptions no longer change the finalizers.
     auto pendingGrace = json::getInt(m, "deletionGracePeriodSeconds");
     bool pendingGraceful = json::find(m, "deletionTimestamp") && pendingGrace && *pendingGrace > 0;
-    bool finalizersChanged = !pendingGraceful && applyGarbageCollectionFinalizers(d, opts);
+    bool finalizersChanged =
+        !pendingGraceful &&
+        applyGarbageCollectionFinalizers(d, opts, resource_->strategy->orphansDependentsByDefault());
     int64_t grace = strategy.gracePeriod(d, opts.grace_period_seconds);
     bool finalizers = strategy.hasPendingFinalizers(d);
     if (grace == 0 && !finalizers) {

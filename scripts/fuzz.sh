@@ -3,13 +3,14 @@
 # executions (default 1,000,000), printing libFuzzer's summary. Not part of the test
 # suite: a campaign takes several minutes per target on 2 cores.
 #   scripts/fuzz.sh [runs] [target...]     targets: json_decode yaml_decode patch protobuf http_request
+#                                          cron_schedule
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
 runs=${1:-1000000}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(json_decode yaml_decode patch protobuf http_request)
+[ ${#targets[@]} -gt 0 ] || targets=(json_decode yaml_decode patch protobuf http_request cron_schedule)
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSHEPHERD_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
 cmake --build build-fuzz -j "$(nproc 2>/dev/null || echo 2)" --target $(printf 'fuzz_%s ' "${targets[@]}")
 for t in "${targets[@]}"; do

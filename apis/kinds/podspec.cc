@@ -540,10 +540,6 @@ std::string labelSelectorRepr(const json::Value* selector) {
   return out + "},}";
 }
 
-namespace {
-
-// Whether `selector` converts to a labels.Selector (LabelSelectorAsSelector): operators
-// known, keys and values valid, In/NotIn with values, Exists without.
 bool selectorConverts(const json::Value& selector) {
   FieldErrors syntax;
   validateLabelSelector(selector, "", syntax);
@@ -573,8 +569,6 @@ bool selectorMatches(const json::Value& selector, const json::Value* labels) {
     }
   return true;
 }
-
-}  // namespace
 
 void validateSelectorAndTemplate(const json::Value& spec, const std::string& kind, FieldErrors& errs) {
   const json::Value* selector = json::find(spec, "selector");

@@ -57,6 +57,11 @@ void replicaTableRow(const json::Value& obj, const std::string& selector, json::
 // template itself, whose restartPolicy must be Always and which may not set
 // activeDeadlineSeconds (`kind` names the kind in that message).
 void validateSelectorAndTemplate(const json::Value& spec, const std::string& kind, FieldErrors& errs);
+// Whether `selector` converts to a labels.Selector (LabelSelectorAsSelector): operators
+// known, keys and values valid, In/NotIn with values, Exists without.
+bool selectorConverts(const json::Value& selector);
+// Whether a (converting) LabelSelector selects `labels` (null: no labels).
+bool selectorMatches(const json::Value& selector, const json::Value* labels);
 // A LabelSelector as upstream prints it in messages (its String()).
 std::string labelSelectorRepr(const json::Value* selector);
 // Template labels as Go prints a map[string]string with %#v.

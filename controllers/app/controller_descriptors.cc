@@ -5,16 +5,19 @@
 #include "client/discovery.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "controllers/cronjob/cronjob_controller.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/endpoint/endpoints_controller.h"
 #include "controllers/endpointslice/endpointslice_controller.h"
 #include "controllers/garbagecollector/garbage_collector.h"
+#include "controllers/job/job_controller.h"
 #include "controllers/namespace/namespace_controller.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/podgc/pod_gc_controller.h"
 #include "controllers/replicaset/replica_set_controller.h"
 #include "controllers/serviceaccount/root_ca_publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
+#include "controllers/ttlafterfinished/ttl_after_finished_controller.h"
 
 namespace shepherd::controllers {
 
@@ -56,6 +59,36 @@ Result<RunningController> replicaSet(ControllerContext& c) {
   RunningController r = withEvents(c, "replicaset-controller");
   r.controller = std::make_unique<ReplicaSetController>(c.client, c.informers, *r.events);
   r.workers = workers(c.flags, "concurrent-replicaset-syncs");
+  return r;
+}
+
+// Upstream's replication manager: the ReplicaSet controller over ReplicationControllers.
+Result<RunningController> replicationController(ControllerContext& c) {
+  RunningController r = withEvents(c, "replication-controller");
+  r.controller =
+      std::make_unique<ReplicaSetController>(c.client, c.informers, *r.events, replicationControllerKind());
+  r.workers = workers(c.flags, "concurrent-rc-syncs");
+  return r;
+}
+
+Result<RunningController> jobs(ControllerContext& c) {
+  RunningController r = withEvents(c, "job-controller");
+  r.controller = std::make_unique<job::JobController>(c.client, c.informers, *r.events);
+  r.workers = workers(c.flags, "concurrent-job-syncs");
+  return r;
+}
+
+Result<RunningController> cronJobs(ControllerContext& c) {
+  RunningController r = withEvents(c, "cronjob-controller");
+  r.controller = std::make_unique<CronJobController>(c.client, c.informers, *r.events);
+  r.workers = workers(c.flags, "concurrent-cron-job-syncs");
+  return r;
+}
+
+Result<RunningController> ttlAfterFinished(ControllerContext& c) {
+  RunningController r;
+  r.controller = std::make_unique<TtlAfterFinishedController>(c.client, c.informers);
+  r.workers = workers(c.flags, "concurrent-ttl-after-finished-syncs");
   return r;
 }
 
@@ -140,7 +173,11 @@ const std::vector<ControllerDescriptor>& controllerDescriptors() {
   static const std::vector<ControllerDescriptor> all = {
       {"garbagecollector", garbageCollector},
       {"replicaset", replicaSet},
+      {"replicationcontroller", replicationController},
       {"deployment", deployment},
+      {"job", jobs},
+      {"cronjob", cronJobs},
+      {"ttl-after-finished", ttlAfterFinished},
       {"endpoint", endpoints},
       {"endpointslice", endpointSlices},
       {"nodelifecycle", nodeLifecycle},
@@ -172,6 +209,10 @@ void defineControllerFlags(Flags& flags) {
                "How long a pod's node must be missing before the pod garbage collector confirms it gone "
                "(Shepherd; upstream: 40s).");
   flags.define("concurrent-replicaset-syncs", "5", "ReplicaSets synced at once.");
+  flags.define("concurrent-rc-syncs", "5", "ReplicationControllers synced at once.");
+  flags.define("concurrent-job-syncs", "5", "Jobs synced at once.");
+  flags.define("concurrent-cron-job-syncs", "5", "CronJobs synced at once.");
+  flags.define("concurrent-ttl-after-finished-syncs", "5", "Finished Jobs checked for their TTL at once.");
   flags.define("concurrent-deployment-syncs", "5", "Deployments synced at once.");
   flags.define("concurrent-endpoint-syncs", "5", "Services whose Endpoints are synced at once.");
   flags.define("concurrent-service-endpoint-syncs", "5", "Services whose EndpointSlices are synced at once.");

@@ -164,7 +164,7 @@ void DeploymentController::onReplicaSet(const client::Object& rs) {
 Result<std::vector<client::Object>> DeploymentController::claimReplicaSets(
     const json::Value& d, const meta::LabelSelector& selector) {
   std::string ns = namespaceOf(d);
-  Owner owner{&d, kApiVersion, kKind, deploymentPath(ns, nameOf(d))};
+  Owner owner{&d, kApiVersion, kKind, deploymentPath(ns, nameOf(d)), ""};
   return claimObjects(
       client_, owner, selector, replicasets_.byIndex(kNamespaceIndex, ns),
       [&ns](const json::Value& rs) { return rsCollection(ns) + "/" + client::urlEncode(nameOf(rs)); });
@@ -220,7 +220,7 @@ Result<DeploymentController::ReplicaSets> DeploymentController::replicaSetsAndRe
     json::Value& md = json::ensureObject(rs, "metadata", a);
     json::setString(md, "name", nameOf(d) + "-" + hash, a);
     json::Value refs(rapidjson::kArrayType);
-    refs.PushBack(controllerReference(Owner{&d, kApiVersion, kKind, ""}, a), a);
+    refs.PushBack(controllerReference(Owner{&d, kApiVersion, kKind, "", ""}, a), a);
     json::set(md, "ownerReferences", std::move(refs), a);
     json::Value t(*tmpl, a);
     json::setString(json::ensureObject(json::ensureObject(t, "metadata", a), "labels", a), kHashLabel, hash,

@@ -121,7 +121,7 @@ json::Document sliceObject(const json::Value& service, const json::Value* existi
   json::setString(md, "namespace", namespaceOf(service), a);
   json::set(md, "labels", sliceLabels(service, a), a);
   json::Value refs(rapidjson::kArrayType);
-  refs.PushBack(controllerReference(Owner{&service, "v1", "Service", ""}, a), a);
+  refs.PushBack(controllerReference(Owner{&service, "v1", "Service", "", ""}, a), a);
   json::set(md, "ownerReferences", std::move(refs), a);
   json::setString(d, "addressType", address_type, a);
   json::Value eps(rapidjson::kArrayType);

@@ -69,7 +69,7 @@ Result<std::vector<client::Object>> claimObjects(
     if (const json::Value* old = json::findPath(*obj, {"metadata", "ownerReferences"}); old && old->IsArray())
       for (auto& r : old->GetArray()) refs.PushBack(json::Value(r, a), a);
     refs.PushBack(controllerReference(owner, a), a);
-    auto r = client.patch(path_of(*obj), ownerRefsPatch(*obj, std::move(refs), doc),
+    auto r = client.patch(path_of(*obj), ownerRefsPatch(*obj, std::move(refs), doc, owner.adopt_finalizer),
                           "application/merge-patch+json");
     if (r)
       claimed.push_back(std::make_shared<const json::Document>(std::move(r.value())));

@@ -17,7 +17,8 @@ namespace shepherd::controllers {
 struct Owner {
   const json::Value* object = nullptr;  // the owner as cached
   std::string api_version, kind;
-  std::string live_path;  // where a live GET of the owner goes (adoption check)
+  std::string live_path;        // where a live GET of the owner goes (adoption check)
+  std::string adopt_finalizer;  // added to a dependent when adopted (Jobs' tracking finalizer)
 };
 
 // `candidates`: the objects in the owner's namespace; `path_of` gives a candidate's API

@@ -18,7 +18,9 @@ inline constexpr const char* kNamespaceIndex = "namespace";
 void indexByNamespace(client::Informer& informer);
 
 // A merge patch setting metadata.ownerReferences to `refs` (null when empty), guarded by
-// the object's resourceVersion so a concurrent edit conflicts instead of being lost.
-std::string ownerRefsPatch(const json::Value& obj, json::Value refs, json::Document& doc);
+// the object's resourceVersion so a concurrent edit conflicts instead of being lost;
+// `add_finalizer`, when set and missing, is added to the object's finalizers.
+std::string ownerRefsPatch(const json::Value& obj, json::Value refs, json::Document& doc,
+                           const std::string& add_finalizer = "");
 
 }  // namespace shepherd::controllers

@@ -1,35 +1,21 @@
 #include "controllers/replicaset/replica_set_controller.h"
 
 #include <algorithm>
-#include <atomic>
 #include <optional>
-#include <thread>
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "common/mutex.h"
 #include "controllers/manager/controller_ref.h"
 #include "controllers/manager/object_meta.h"
+#include "controllers/manager/parallel.h"
 #include "controllers/manager/pod_state.h"
 
 namespace shepherd::controllers {
 
 namespace {
 
-constexpr const char* kApiVersion = "apps/v1";
-constexpr const char* kKind = "ReplicaSet";
-
 std::string podsPath(const std::string& ns) {
   return "/api/v1/namespaces/" + client::urlEncode(ns) + "/pods";
-}
-std::string rsPath(const std::string& ns, const std::string& name) {
-  return "/apis/apps/v1/namespaces/" + client::urlEncode(ns) + "/replicasets/" + client::urlEncode(name);
-}
-
-Result<meta::LabelSelector> selectorOf(const json::Value& rs) {
-  const json::Value* sel = json::findPath(rs, {"spec", "selector"});
-  if (!sel) return ApiError::badRequest("spec.selector is missing");
-  return meta::LabelSelector::fromJson(*sel);
 }
 
 int64_t replicasOf(const json::Value& rs) {
@@ -45,10 +31,11 @@ int64_t minReadySecondsOf(const json::Value& rs) {
 }  // namespace
 
 ReplicaSetController::ReplicaSetController(client::Client& c, client::SharedInformers& informers,
-                                           client::EventRecorder& events)
-    : Controller("replicaset"),
+                                           client::EventRecorder& events, const ReplicatedKind& kind)
+    : Controller(kind.controller_name),
+      kind_(kind),
       client_(c),
-      replicasets_(informers.get(client::allObjects("apps", "v1", "replicasets"))),
+      replicasets_(informers.get(client::allObjects(kind.group, "v1", kind.plural))),
       pods_(informers.get(client::allObjects("", "v1", "pods"))),
       events_(events) {
   indexByNamespace(pods_);
@@ -64,9 +51,12 @@ ReplicaSetController::ReplicaSetController(client::Client& c, client::SharedInfo
 
 std::string ReplicaSetController::ownerKey(const json::Value& pod) const {
   const json::Value* ref = controllerRef(pod);
-  if (!ref || json::getString(*ref, "kind") != kKind) return "";
+  if (!ref || json::getString(*ref, "kind") != kind_.kind) return "";
+  // Any version of the owner's group (apps/v1beta2 ReplicaSets were the same objects).
   std::string_view api = json::getString(*ref, "apiVersion");
-  if (api.substr(0, 5) != "apps/") return "";
+  bool sameGroup = kind_.group.empty() ? api.find('/') == std::string_view::npos
+                                       : api.substr(0, kind_.group.size() + 1) == kind_.group + "/";
+  if (!sameGroup) return "";
   std::string key = namespaceOf(pod) + "/" + std::string(json::getString(*ref, "name"));
   client::Object rs = replicasets_.get(key);
   if (!rs || uidOf(*rs) != json::getString(*ref, "uid")) return "";
@@ -78,7 +68,7 @@ void ReplicaSetController::enqueueMatching(const json::Value& pod) {
   const json::Value* labels = json::findPath(pod, {"metadata", "labels"});
   for (auto& rs : replicasets_.list()) {
     if (namespaceOf(*rs) != ns) continue;
-    auto sel = selectorOf(*rs);
+    auto sel = kind_.selectorOf(*rs);
     if (sel && !sel->empty() && sel->matchesLabels(labels)) queue_.add(client::objectKey(*rs));
   }
 }
@@ -138,7 +128,7 @@ Result<std::vector<client::Object>> ReplicaSetController::claimPods(const json::
   std::vector<client::Object> active;
   for (auto& pod : pods_.byIndex(kNamespaceIndex, ns))
     if (podActive(*pod)) active.push_back(pod);
-  Owner owner{&rs, kApiVersion, kKind, rsPath(ns, nameOf(rs))};
+  Owner owner{&rs, kind_.api_version, kind_.kind, kind_.objectPath(ns, nameOf(rs)), ""};
   return claimObjects(client_, owner, selector, active, [&ns](const json::Value& pod) {
     return podsPath(ns) + "/" + client::urlEncode(nameOf(pod));
   });
@@ -157,53 +147,33 @@ Status ReplicaSetController::createPods(const json::Value& rs, const std::string
     if (const json::Value* v = tmpl ? json::findPath(*tmpl, {"metadata", f}) : nullptr)
       json::set(md, f, json::Value(*v, a), a);
   json::Value refs(rapidjson::kArrayType);
-  refs.PushBack(controllerReference(Owner{&rs, kApiVersion, kKind, ""}, a), a);
+  refs.PushBack(controllerReference(Owner{&rs, kind_.api_version, kind_.kind, "", ""}, a), a);
   json::set(md, "ownerReferences", std::move(refs), a);
   if (const json::Value* spec = tmpl ? json::find(*tmpl, "spec") : nullptr)
     json::set(pod, "spec", json::Value(*spec, a), a);
   std::string body = json::serialize(pod);
   std::string path = podsPath(namespaceOf(rs));
   expectations_.expectCreations(key, n);
-  // Slow start, as upstream: batches of 1, 2, 4, ..., each batch's creates in parallel; a
-  // batch with a failure ends the attempt, so a quota or a bad template costs a few failed
-  // requests rather than n.
-  int created = 0, batch = 1;
-  while (created < n) {
-    int size = std::min(batch, n - created);
-    std::atomic<int> next{0}, ok{0};
-    Mutex errMu;  // firstError (a local: GUARDED_BY cannot name it)
-    std::optional<ApiError> firstError;
-    auto createSome = [&] {
-      for (int i = next++; i < size; i = next++) {
+  // A terminating namespace refuses new pods: nothing to report.
+  auto terminating = [](const ApiError& e) {
+    return e.code == 403 && e.message.find("being terminated") != std::string::npos;
+  };
+  BatchOutcome out = slowStartBatch(
+      n,
+      [&](int) -> Status {
         auto r = client_.post(path, body);
-        if (r) {
-          ++ok;
-          events_.event(rs, kApiVersion, kKind, "Normal", "SuccessfulCreate", "Created pod: " + nameOf(*r));
-          continue;
-        }
-        MutexLock g(errMu);
-        // A terminating namespace refuses new pods: nothing to report.
-        bool terminating =
-            r.error().code == 403 && r.error().message.find("being terminated") != std::string::npos;
-        if (!terminating && !firstError) firstError = r.error();
-      }
-    };
-    std::vector<std::thread> helpers;
-    for (int t = 1; t < std::min(size, kMaxParallelCreates); ++t) helpers.emplace_back(createSome);
-    createSome();
-    for (auto& t : helpers) t.join();
-    created += ok.load();
-    if (ok.load() < size) {
-      // The failed ones and the ones never tried will not be observed.
-      for (int k = created; k < n; ++k) expectations_.creationObserved(key);
-      if (firstError) {
-        events_.event(rs, kApiVersion, kKind, "Warning", "FailedCreate",
-                      "Error creating: " + firstError->message);
-        return *firstError;
-      }
-      return okStatus();
-    }
-    batch *= 2;
+        if (!r) return r.error();
+        events_.event(rs, kind_.api_version, kind_.kind, "Normal", "SuccessfulCreate",
+                      "Created pod: " + nameOf(*r));
+        return okStatus();
+      },
+      terminating);
+  // The failed ones and the ones never tried will not be observed.
+  for (int k = out.succeeded; k < n; ++k) expectations_.creationObserved(key);
+  if (!out.first_error) {
+    events_.event(rs, kind_.api_version, kind_.kind, "Warning", "FailedCreate",
+                  "Error creating: " + out.first_error.error().message);
+    return out.first_error.error();
   }
   return okStatus();
 }
@@ -227,11 +197,12 @@ Status ReplicaSetController::manageReplicas(const json::Value& rs, const std::st
         "application/json");
     bool ok = r && (r->status < 300 || r->status == 404);
     if (ok && r->status < 300)
-      events_.event(rs, kApiVersion, kKind, "Normal", "SuccessfulDelete", "Deleted pod: " + nameOf(*p));
+      events_.event(rs, kind_.api_version, kind_.kind, "Normal", "SuccessfulDelete",
+                    "Deleted pod: " + nameOf(*p));
     if (!ok || r->status == 404) expectations_.deletionObserved(key, client::objectKey(*p));
     if (!ok && firstError) {
       std::string why = r ? "status " + std::to_string(r->status) : r.error().message;
-      events_.event(rs, kApiVersion, kKind, "Warning", "FailedDelete", "Error deleting: " + why);
+      events_.event(rs, kind_.api_version, kind_.kind, "Warning", "FailedDelete", "Error deleting: " + why);
       firstError = ApiError::internal("deleting pod " + nameOf(*p) + ": " + why);
     }
   }
@@ -294,7 +265,7 @@ Status ReplicaSetController::updateStatus(const json::Value& rs, const std::vect
   else
     json::set(st, "conditions", std::move(conds), a);
   if (st == before) return okStatus();
-  auto r = client_.put(rsPath(namespaceOf(rs), nameOf(rs)) + "/status", json::serialize(doc));
+  auto r = client_.put(kind_.objectPath(namespaceOf(rs), nameOf(rs)) + "/status", json::serialize(doc));
   if (!r && r.error().code != 404) return r.error();
   return okStatus();
 }
@@ -305,9 +276,9 @@ Result<SyncResult> ReplicaSetController::sync(const std::string& key) {
     expectations_.remove(key);
     return SyncResult{};
   }
-  auto selector = selectorOf(*rs);
+  auto selector = kind_.selectorOf(*rs);
   if (!selector) {
-    LOG_WARN("replicaset controller: " << key << ": " << selector.error().message);
+    LOG_WARN(kind_.controller_name << " controller: " << key << ": " << selector.error().message);
     return SyncResult{};  // invalid objects are not retried; an update queues it again
   }
   bool needsSync = expectations_.satisfied(key) && !json::findPath(*rs, {"metadata", "deletionTimestamp"});

@@ -1,15 +1,17 @@
 // ReplicaSet controller, as upstream's: keeps spec.replicas active pods for each
-// ReplicaSet — creates missing ones from the template in slow-start batches (1, 2, 4, ...),
-// deletes surplus ones in upstream's preference order, adopts orphan pods its selector
-// matches and releases pods that stop matching — guarded by expectations so a lagging
-// cache never causes extra pods, and reports status (replicas, fullyLabeledReplicas,
-// readyReplicas, availableReplicas with minReadySeconds, observedGeneration, ReplicaFailure).
+// ReplicaSet (or ReplicationController: the same controller over another kind, as
+// upstream's replication manager) — creates missing ones from the template in slow-start batches (1, 2, 4,
+// ...), deletes surplus ones in upstream's preference order, adopts orphan pods its selector matches and
+// releases pods that stop matching — guarded by expectations so a lagging cache never causes extra pods, and
+// reports status (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas with minReadySeconds,
+// observedGeneration, ReplicaFailure).
 #pragma once
 
 #include "client/event_recorder.h"
 #include "client/shared_informers.h"
 #include "controllers/manager/controller.h"
-#include "controllers/replicaset/expectations.h"
+#include "controllers/manager/expectations.h"
+#include "controllers/replicaset/replicated_kind.h"
 #include "meta/selectors.h"
 
 namespace shepherd::controllers {
@@ -19,9 +21,8 @@ class ReplicaSetController : public Controller {
  public:
   // At most this many creations or deletions per sync (upstream's burstReplicas).
   static constexpr int kBurstReplicas = 500;
-  // Threads creating one slow-start batch (upstream starts a goroutine per pod).
-  static constexpr int kMaxParallelCreates = 32;
-  ReplicaSetController(client::Client& c, client::SharedInformers& informers, client::EventRecorder& events);
+  ReplicaSetController(client::Client& c, client::SharedInformers& informers, client::EventRecorder& events,
+                       const ReplicatedKind& kind = replicaSetKind());
 
  protected:
   Result<SyncResult> sync(const std::string& key) override;
@@ -40,6 +41,7 @@ class ReplicaSetController : public Controller {
   Status updateStatus(const json::Value& rs, const std::vector<client::Object>& pods,
                       const Status& manage_error);
 
+  const ReplicatedKind& kind_;
   client::Client& client_;
   client::Informer& replicasets_;
   client::Informer& pods_;

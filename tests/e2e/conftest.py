@@ -376,6 +376,34 @@ def http(server_or_url, method, path, body=None, headers=None, content_type=None
                         content_type=content_type, timeout=timeout)
 
 
+
+class Component:
+    """A Shepherd program started for a test (scheduler, controller manager, fake node),
+    logging to `log_path`; stop() ends it by PID (SIGTERM, then SIGKILL after 20 s)."""
+
+    def __init__(self, argv, log_path):
+        self.log_path = log_path
+        with open(log_path, "ab") as log:
+            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.wait()
+
+    def tail(self, n=3000):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()[-n:]
+
 # --------------------------------------------------------------------------- kubectl
 
 

@@ -5,46 +5,31 @@ Run from the repository root:  /usr/bin/python3 -m pytest tests/e2e/test_control
 """
 
 import os
-import signal
 import subprocess
 import time
 import uuid
 
 import pytest
 
-from conftest import REPO, run_kubectl
+from conftest import REPO, Component, run_kubectl
 
 CM_BIN = os.path.join(os.path.dirname(os.environ.get(
     "SHEPHERD_APISERVER", os.path.join(REPO, "build", "cmd", "shepherd-apiserver"))),
     "shepherd-controller-manager")
 
 
-class ControllerManager:
+class ControllerManager(Component):
     def __init__(self, server, workdir, name="cm"):
-        self.log_path = os.path.join(workdir, name + ".log")
         self.ca_file = os.path.join(workdir, "ca.crt")
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
+        super().__init__(
             [CM_BIN, "--kubeconfig", server.kubeconfig, "--root-ca-file", self.ca_file,
              "--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3",
              "--leader-elect-retry-period=1", "--max-endpoints-per-slice=2",
              "--pod-gc-check-period=1s", "--pod-gc-quarantine=2s"],
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            os.path.join(workdir, name + ".log"))
 
     def log_tail(self):
-        with open(self.log_path, errors="replace") as f:
-            return f.read()[-4000:]
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        return self.proc.returncode
+        return self.tail(4000)
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,12 @@ Run from the repository root:  /usr/bin/python3 -m pytest tests/e2e/test_deploym
 
 import json
 import os
-import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import KUBECTL_BINS, REPO
+from conftest import KUBECTL_BINS, REPO, Component
 
 # Every test here takes more than a few seconds (scripts/test.sh --quick leaves them out).
 pytestmark = pytest.mark.slow
@@ -21,30 +20,6 @@ pytestmark = pytest.mark.slow
 BIN = os.path.dirname(os.environ.get("SHEPHERD_APISERVER", os.path.join(REPO, "build", "cmd", "shepherd-apiserver")))
 KUBECTL = KUBECTL_BINS["1.33"]
 
-
-class Proc:
-    def __init__(self, argv, log_path):
-        self.log_path = log_path
-        with open(log_path, "ab") as log:
-            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
-
-    def kill(self):
-        self.proc.kill()
-        self.proc.wait()
-
-    def tail(self):
-        with open(self.log_path, errors="replace") as f:
-            return f.read()[-3000:]
 
 
 def cm_argv(kubeconfig, work):
@@ -66,12 +41,12 @@ def cluster(server_factory, tmp_path_factory):
     work = str(tmp_path_factory.mktemp("deploy"))
     kc = srv.kubeconfig
     procs = {
-        "scheduler": Proc([os.path.join(BIN, "shepherd-scheduler"), "--kubeconfig", kc],
+        "scheduler": Component([os.path.join(BIN, "shepherd-scheduler"), "--kubeconfig", kc],
                           os.path.join(work, "scheduler.log")),
-        "cm": Proc(cm_argv(kc, work), os.path.join(work, "cm.log")),
+        "cm": Component(cm_argv(kc, work), os.path.join(work, "cm.log")),
     }
     for i in (1, 2):
-        procs["node%d" % i] = Proc(node_argv(kc, work, i), os.path.join(work, "node%d.log" % i))
+        procs["node%d" % i] = Component(node_argv(kc, work, i), os.path.join(work, "node%d.log" % i))
     c = {"server": srv, "procs": procs, "work": work}
     try:
         deadline = time.time() + 30
@@ -235,7 +210,7 @@ def test_controller_manager_killed_mid_rollout_converges_within_surge(cluster):
     c["procs"]["cm"].kill()  # mid-rollout, no clean shutdown
     for _ in range(10):
         most = max(most, len(images_of_pods(c, "crash", "app=app")))
-    c["procs"]["cm"] = Proc(cm_argv(c["server"].kubeconfig, c["work"]), os.path.join(c["work"], "cm.log"))
+    c["procs"]["cm"] = Component(cm_argv(c["server"].kubeconfig, c["work"]), os.path.join(c["work"], "cm.log"))
     deadline = time.time() + 90
     while time.time() < deadline:
         pods = images_of_pods(c, "crash", "app=app")
@@ -291,7 +266,7 @@ def test_lost_node_is_tainted_its_pods_evicted_and_replaced(cluster):
     evs = get_json(c, "-n", "evict", "events")["items"]
     assert any(e["reason"] == "TaintManagerEviction" and e["involvedObject"]["name"] in on2 for e in evs)
     # The node comes back: Ready again and the taints are gone.
-    c["procs"]["node2"] = Proc(node_argv(c["server"].kubeconfig, c["work"], 2), os.path.join(c["work"], "node2.log"))
+    c["procs"]["node2"] = Component(node_argv(c["server"].kubeconfig, c["work"], 2), os.path.join(c["work"], "node2.log"))
     def recovered():
         n = get_json(c, "node/fake-2")
         ready = {x["type"]: x for x in n["status"]["conditions"]}["Ready"]["status"]

@@ -12,7 +12,8 @@ Environment:
   SHEPHERD_IMAGES_DIR  where the offline images are built once and shared by all nodes
                        (default <build dir>/images)
   SHEPHERD_TEST_SUBNETS  LOW-HIGH: the third octets of 10.199.X.0/24 this run's nodes use
-                       (default 100-249)
+                       (default 100-249; 1-99 and 250-254 are left to runs by hand beside
+                       the suite, e.g. SHEPHERD_TEST_SUBNETS=250-251 for one test module)
 """
 
 import os
@@ -55,14 +56,14 @@ def _routed_prefixes():
 
 def _subnet_range():
     """Third octets this run may use: SHEPHERD_TEST_SUBNETS="LOW-HIGH" (inclusive, within
-    100-249) when suites run side by side (scripts/test.sh gives each its own range, so two
+    1-254; the suite itself uses only 100-249) when suites run side by side (scripts/test.sh gives each its own range, so two
     processes never pick the same free subnet at once); else all of 100-249."""
     spec = os.environ.get("SHEPHERD_TEST_SUBNETS", "")
     if not spec:
         return 100, 249
     low, high = (int(x) for x in spec.split("-"))
-    if not 100 <= low <= high <= 249:
-        raise ValueError("SHEPHERD_TEST_SUBNETS=%r: want LOW-HIGH within 100-249" % spec)
+    if not 1 <= low <= high <= 254:
+        raise ValueError("SHEPHERD_TEST_SUBNETS=%r: want LOW-HIGH within 1-254" % spec)
     return low, high
 
 

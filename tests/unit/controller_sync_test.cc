@@ -4,9 +4,7 @@
 
 #include <algorithm>
 
-#include "client/event_recorder.h"
-#include "client/fake_client.h"
-#include "client/shared_informers.h"
+#include "controller_env.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/endpoint/endpoints_controller.h"
 #include "controllers/podgc/pod_gc_controller.h"
@@ -14,57 +12,10 @@
 
 using namespace shepherd;
 using namespace shepherd::controllers;
+using shepherd::testing::doc;
+using shepherd::testing::Env;
 
 namespace {
-
-json::Document doc(const std::string& s) {
-  json::Document d;
-  EXPECT_TRUE(json::parse(s, d).ok()) << s;
-  return d;
-}
-
-// A fake API server, the informers a controller asks for, and the wait for them to show
-// every write so far.
-struct Env {
-  client::FakeClient fake;
-  client::SharedInformers informers{fake};
-  client::EventRecorder events{fake, "test"};
-  ~Env() {
-    events.stop();
-    informers.stop();
-  }
-  void start() {
-    informers.start();
-    ASSERT_TRUE(informers.waitForSync(10000));
-    settle();
-  }
-  void settle() { ASSERT_TRUE(fake.waitForWatches(informers.size())); }
-  json::Document create(const std::string& path, const std::string& body) {
-    auto r = fake.post(path, body);
-    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-    return r.ok() ? std::move(*r) : json::Document();
-  }
-  void patch(const std::string& path, const std::string& body) {
-    auto r = fake.patch(path, body, "application/merge-patch+json");
-    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  }
-  json::Document get(const std::string& path) {
-    auto r = fake.get(path);
-    EXPECT_TRUE(r.ok()) << path;
-    return r.ok() ? std::move(*r) : json::Document();
-  }
-  std::vector<json::Document> items(const std::string& path) {
-    std::vector<json::Document> out;
-    auto r = fake.get(path);
-    if (!r) return out;
-    for (auto& i : json::find(*r, "items")->GetArray()) {
-      json::Document d;
-      d.CopyFrom(i, d.GetAllocator());
-      out.push_back(std::move(d));
-    }
-    return out;
-  }
-};
 
 const char* kDeployment =
     R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"ns",
@@ -77,6 +28,7 @@ const char* kDeployment =
 TEST(DeploymentSync, StatusCountsGoBackToZeroWhenScaledDown) {
   Env e;
   DeploymentController dc(e.fake, e.informers, e.events);
+  auto stopFirst = e.stopBeforeController();
   e.start();
   e.create("/apis/apps/v1/namespaces/ns/deployments", kDeployment);
   e.settle();
@@ -125,6 +77,7 @@ TEST(DeploymentSync, StatusCountsGoBackToZeroWhenScaledDown) {
 TEST(ReplicaSetSync, CreatesMissingPodsThenDeletesExtraOnes) {
   Env e;
   ReplicaSetController rc(e.fake, e.informers, e.events);
+  auto stopFirst = e.stopBeforeController();
   e.start();
   auto rs = e.create("/apis/apps/v1/namespaces/ns/replicasets", R"({"metadata":{"name":"rs","namespace":"ns"},
     "spec":{"replicas":3,"selector":{"matchLabels":{"app":"a"}},
@@ -156,6 +109,7 @@ TEST(ReplicaSetSync, CreatesMissingPodsThenDeletesExtraOnes) {
 TEST(ReplicaSetSync, AFailedCreateIsRetriedNotLost) {
   Env e;
   ReplicaSetController rc(e.fake, e.informers, e.events);
+  auto stopFirst = e.stopBeforeController();
   e.start();
   e.create("/apis/apps/v1/namespaces/ns/replicasets", R"({"metadata":{"name":"rs","namespace":"ns"},
     "spec":{"replicas":1,"selector":{"matchLabels":{"app":"a"}},
@@ -170,9 +124,55 @@ TEST(ReplicaSetSync, AFailedCreateIsRetriedNotLost) {
   EXPECT_EQ(e.items("/api/v1/namespaces/ns/pods").size(), 1u);
 }
 
+TEST(ReplicationControllerSync, PodsOwnedByTheRcAnOrphanAdoptedAndStatusCounted) {
+  Env e;
+  ReplicaSetController rc(e.fake, e.informers, e.events, replicationControllerKind());
+  auto stopFirst = e.stopBeforeController();
+  e.start();
+  // An orphan pod the RC's map selector matches, there before the RC.
+  e.create("/api/v1/namespaces/ns/pods",
+           R"({"metadata":{"name":"orphan","namespace":"ns","labels":{"app":"a"}},
+    "spec":{"containers":[{"name":"c","image":"x"}]},"status":{"phase":"Running",
+    "conditions":[{"type":"Ready","status":"True"}]}})");
+  auto obj = e.create("/api/v1/namespaces/ns/replicationcontrollers",
+                      R"({"metadata":{"name":"rc","namespace":"ns","generation":1},"spec":{"replicas":2,
+    "selector":{"app":"a"},"template":{"metadata":{"labels":{"app":"a"}},
+    "spec":{"containers":[{"name":"c","image":"x"}]}}}})");
+  std::string uid(json::getStringPath(obj, {"metadata", "uid"}));
+  e.settle();
+  ASSERT_TRUE(rc.syncNow("ns/rc").ok());
+  e.settle();
+  auto pods = e.items("/api/v1/namespaces/ns/pods");
+  ASSERT_EQ(pods.size(), 2u);  // the orphan adopted, one created
+  for (auto& p : pods) {
+    const json::Value& ref = (*json::findPath(p, {"metadata", "ownerReferences"}))[0];
+    EXPECT_EQ(json::getString(ref, "apiVersion"), "v1");
+    EXPECT_EQ(json::getString(ref, "kind"), "ReplicationController");
+    EXPECT_EQ(json::getString(ref, "uid"), uid);
+    EXPECT_TRUE(json::getBool(ref, "controller"));
+  }
+  ASSERT_TRUE(rc.syncNow("ns/rc").ok());
+  auto got = e.get("/api/v1/namespaces/ns/replicationcontrollers/rc");
+  EXPECT_EQ(json::getInt(*json::find(got, "status"), "replicas").value_or(-1), 2);
+  EXPECT_EQ(json::getInt(*json::find(got, "status"), "readyReplicas").value_or(-1), 1);
+  EXPECT_EQ(json::getInt(*json::find(got, "status"), "observedGeneration").value_or(-1), 1);
+  // A pod whose labels stop matching is released.
+  e.patch("/api/v1/namespaces/ns/pods/orphan", R"({"metadata":{"labels":{"app":"b"}}})");
+  e.settle();
+  ASSERT_TRUE(rc.syncNow("ns/rc").ok());
+  e.settle();
+  auto released = e.get("/api/v1/namespaces/ns/pods/orphan");
+  const json::Value* refs = json::findPath(released, {"metadata", "ownerReferences"});
+  EXPECT_TRUE(!refs || refs->Empty()) << json::serialize(released);
+  ASSERT_TRUE(rc.syncNow("ns/rc").ok());
+  e.settle();
+  EXPECT_EQ(e.items("/api/v1/namespaces/ns/pods").size(), 3u);  // a replacement made
+}
+
 TEST(EndpointsSync, ReadyAndNotReadyPodsOfAService) {
   Env e;
   EndpointsController ec(e.fake, e.informers);
+  auto stopFirst = e.stopBeforeController();
   e.start();
   e.create("/api/v1/namespaces/ns/services", R"({"metadata":{"name":"svc","namespace":"ns"},
     "spec":{"selector":{"app":"a"},"ports":[{"name":"http","port":80,"targetPort":"web","protocol":"TCP"}]}})");
@@ -222,6 +222,7 @@ TEST(PodGcSync, PodsOnADeletedNodeGoAfterTheQuarantine) {
   Env e;
   clock::FakeClock clk;
   PodGcController gc(e.fake, e.informers, withClock(clk));
+  auto stopFirst = e.stopBeforeController();
   e.start();
   e.create("/api/v1/nodes", R"({"metadata":{"name":"here"}})");
   e.create("/api/v1/namespaces/ns/pods", podJson("kept", "here"));
@@ -258,6 +259,7 @@ TEST(PodGcSync, ANodeThatComesBackIsNotCollected) {
   Env e;
   clock::FakeClock clk;
   PodGcController gc(e.fake, e.informers, withClock(clk));
+  auto stopFirst = e.stopBeforeController();
   e.start();
   e.create("/api/v1/namespaces/ns/pods", podJson("p", "late"));
   e.settle();
@@ -274,6 +276,7 @@ TEST(PodGcSync, TerminatedBeyondTheThresholdOldestFirstAndUnscheduledTerminating
   PodGcOptions o;
   o.terminated_threshold = 2;
   PodGcController gc(e.fake, e.informers, o);
+  auto stopFirst = e.stopBeforeController();
   e.start();
   e.create("/api/v1/nodes",
            R"({"metadata":{"name":"n"},"status":{"conditions":[{"type":"Ready","status":"True"}]}})");
@@ -291,6 +294,7 @@ TEST(PodGcSync, TerminatedBeyondTheThresholdOldestFirstAndUnscheduledTerminating
 TEST(PodGcSync, TerminatingPodsOnAnOutOfServiceNode) {
   Env e;
   PodGcController gc(e.fake, e.informers, PodGcOptions{});
+  auto stopFirst = e.stopBeforeController();
   e.start();
   e.create("/api/v1/nodes",
            R"({"metadata":{"name":"oos"},"spec":{"taints":[{"key":"node.kubernetes.io/out-of-service",

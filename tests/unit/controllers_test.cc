@@ -123,8 +123,8 @@ TEST(CertificateAuthority, CreatedOnceThenRead) {
 #include "controllers/deployment/deployment_util.h"
 #include "controllers/endpointslice/endpointslice_reconciler.h"
 #include "controllers/endpointslice/endpointslice_tracker.h"
+#include "controllers/manager/expectations.h"
 #include "controllers/manager/pod_state.h"
-#include "controllers/replicaset/expectations.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "controllers/replicaset/expectations.h"
+#include "controllers/manager/expectations.h"
 
 namespace shepherd::controllers {
 

@@ -1,0 +1,184 @@
+"""Jobs and CronJobs end to end with stock kubectl on a real node: shepherd-apiserver,
+shepherd-scheduler, shepherd-controller-manager and one kubelet-lite with containerd
+(tests/harness/real_node.py), so the pods really run and their logs print.
+
+Run from the repository root:  /usr/bin/python3 -m pytest tests/e2e/test_batch.py -q
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import pytest
+
+from conftest import KUBECTL_BINS, REPO, Component
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
+import real_node  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+BIN = os.path.dirname(os.environ.get("SHEPHERD_APISERVER", os.path.join(REPO, "build", "cmd", "shepherd-apiserver")))
+
+
+
+@pytest.fixture(scope="module")
+def cluster(server_factory, tmp_path_factory):
+    srv = server_factory()
+    work = str(tmp_path_factory.mktemp("batch"))
+    kc = srv.kubeconfig
+    procs = {
+        "scheduler": Component([os.path.join(BIN, "shepherd-scheduler"), "--kubeconfig", kc],
+                          os.path.join(work, "scheduler.log")),
+        "cm": Component([os.path.join(BIN, "shepherd-controller-manager"), "--kubeconfig", kc, "--root-ca-file",
+                    os.path.join(work, "ca.crt"), "--leader-elect=false"], os.path.join(work, "cm.log")),
+    }
+    node_dir = tempfile.mkdtemp(prefix="shb-")
+    name = "batch-node-" + uuid.uuid4().hex[:6]
+    node = real_node.RealNode(node_dir, name, srv.base_url, real_node.free_subnets(1)[0],
+                              kubeconfig=srv.node_kubeconfig(name))
+    c = {"server": srv, "procs": procs, "work": work}
+    try:
+        node.start()
+        yield c
+    finally:
+        node.stop()
+        shutil.rmtree(node_dir, ignore_errors=True)
+        bad = []
+        for pname, p in procs.items():
+            rc = p.stop()
+            if rc != 0:
+                bad.append("%s exited %s:\n%s" % (pname, rc, p.tail()))
+        assert not bad, "\n".join(bad)
+
+
+def kubectl(c, *args, version="1.33", check=True, timeout=120, input=None):
+    out = subprocess.run([KUBECTL_BINS[version], "--kubeconfig", c["server"].kubeconfig] + list(args),
+                         capture_output=True, text=True, timeout=timeout, input=input,
+                         env=dict(os.environ, HOME=os.path.join(c["work"], "home-" + version)))
+    if check:
+        assert out.returncode == 0, "kubectl %s:\n%s\n%s" % (" ".join(args), out.stdout, out.stderr)
+    return out
+
+
+def get_json(c, *args):
+    return json.loads(kubectl(c, "get", "-o", "json", *args).stdout)
+
+
+def wait_until(fn, what, timeout=120):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.5)
+    pytest.fail("timed out waiting for " + what)
+
+
+def namespace(c, prefix):
+    ns = prefix + "-" + uuid.uuid4().hex[:5]
+    kubectl(c, "create", "namespace", ns)
+    return ns
+
+
+@pytest.mark.parametrize("version", ["1.27", "1.33"])
+def test_a_job_runs_to_completion_and_its_logs_print(cluster, version):
+    c = cluster
+    ns = namespace(c, "job" + version.replace(".", ""))
+    # `kubectl create job` sends a protobuf body.
+    kubectl(c, "-n", ns, "create", "job", "hello", "--image=busybox", "--", "sh", "-c", "echo hello from a job",
+            version=version)
+    kubectl(c, "-n", ns, "wait", "--for=condition=complete", "job/hello", "--timeout=90s", version=version)
+    assert kubectl(c, "-n", ns, "logs", "job/hello", version=version).stdout == "hello from a job\n"
+    job = get_json(c, "-n", ns, "job/hello")
+    assert job["status"]["succeeded"] == 1
+    assert job["metadata"]["labels"]["batch.kubernetes.io/job-name"] == "hello"
+    types = [cond["type"] for cond in job["status"]["conditions"] if cond["status"] == "True"]
+    assert types == ["SuccessCriteriaMet", "Complete"], job["status"]
+    row = kubectl(c, "-n", ns, "get", "job", "hello", "--no-headers", version=version).stdout.split()
+    assert row[:3] == ["hello", "Complete", "1/1"], row
+    pods = get_json(c, "-n", ns, "pods", "-l", "job-name=hello")["items"]
+    assert len(pods) == 1 and not pods[0]["metadata"].get("finalizers"), pods
+    # Deleting the Job (kubectl: in the background) takes its pod with it.
+    kubectl(c, "-n", ns, "delete", "job", "hello", version=version)
+    wait_until(lambda: not get_json(c, "-n", ns, "pods", "-l", "job-name=hello")["items"], "the job's pod to go")
+
+
+def test_an_indexed_job_runs_each_index_once(cluster):
+    c = cluster
+    ns = namespace(c, "indexed")
+    kubectl(c, "-n", ns, "apply", "-f", "-", input=json.dumps({
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "ix"},
+        "spec": {"completions": 3, "parallelism": 2, "completionMode": "Indexed", "template": {"spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox",
+                            "command": ["sh", "-c", "echo index $JOB_COMPLETION_INDEX on $(hostname)"]}]}}}}))
+    kubectl(c, "-n", ns, "wait", "--for=condition=complete", "job/ix", "--timeout=120s")
+    job = get_json(c, "-n", ns, "job/ix")
+    assert job["status"]["completedIndexes"] == "0-2"
+    assert job["status"]["succeeded"] == 3
+    lines = set()
+    for p in get_json(c, "-n", ns, "pods", "-l", "job-name=ix")["items"]:
+        lines.add(kubectl(c, "-n", ns, "logs", p["metadata"]["name"]).stdout.strip())
+    assert lines == {"index 0 on ix-0", "index 1 on ix-1", "index 2 on ix-2"}
+
+
+def test_a_failing_job_stops_at_its_backoff_limit(cluster):
+    c = cluster
+    ns = namespace(c, "backoff")
+    kubectl(c, "-n", ns, "apply", "-f", "-", input=json.dumps({
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "fails"},
+        "spec": {"backoffLimit": 1, "template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox", "command": ["sh", "-c", "exit 3"]}]}}}}))
+    kubectl(c, "-n", ns, "wait", "--for=condition=failed", "job/fails", "--timeout=120s")
+    job = get_json(c, "-n", ns, "job/fails")
+    assert job["status"]["failed"] == 2, job["status"]
+    failed = [cond for cond in job["status"]["conditions"] if cond["type"] == "Failed"][0]
+    assert failed["reason"] == "BackoffLimitExceeded"
+    assert len(get_json(c, "-n", ns, "pods", "-l", "job-name=fails")["items"]) == 2
+
+
+def test_a_cronjob_fires_every_minute_and_respects_forbid(cluster):
+    c = cluster
+    ns = namespace(c, "cron")
+    # Each run lasts longer than the period: with Forbid the next minute's run is skipped.
+    kubectl(c, "-n", ns, "create", "cronjob", "tick", "--image=busybox", "--schedule=*/1 * * * *", "--",
+            "sh", "-c", "echo tick; sleep 100")
+    kubectl(c, "-n", ns, "patch", "cronjob", "tick", "-p", '{"spec":{"concurrencyPolicy":"Forbid"}}')
+
+    def jobs():
+        return get_json(c, "-n", ns, "jobs")["items"]
+
+    first = wait_until(lambda: jobs(), "the first scheduled job", timeout=75)
+    assert len(first) == 1 and first[0]["metadata"]["name"].startswith("tick-")
+    assert first[0]["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
+    cj = get_json(c, "-n", ns, "cronjob/tick")
+    assert [a["name"] for a in cj["status"]["active"]] == [first[0]["metadata"]["name"]]
+    # The next minute comes and goes with the first job still running: no second job,
+    # and an event that says why.
+    wait_until(lambda: "JobAlreadyActive" in kubectl(c, "-n", ns, "get", "events").stdout,
+               "the Forbid event", timeout=75)
+    assert len(jobs()) == 1
+    # A job made by hand from the CronJob's template runs at once.
+    kubectl(c, "-n", ns, "create", "job", "manual", "--from=cronjob/tick")
+    wait_until(lambda: get_json(c, "-n", ns, "job/manual").get("status", {}).get("active") == 1,
+               "the manual job to run")
+    kubectl(c, "-n", ns, "delete", "cronjob", "tick")
+
+
+def test_a_finished_job_with_a_ttl_is_deleted(cluster):
+    c = cluster
+    ns = namespace(c, "ttl")
+    kubectl(c, "-n", ns, "apply", "-f", "-", input=json.dumps({
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "brief"},
+        "spec": {"ttlSecondsAfterFinished": 2, "template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox", "command": ["true"]}]}}}}))
+    wait_until(lambda: kubectl(c, "-n", ns, "get", "job", "brief", check=False).returncode != 0,
+               "the finished job to be deleted", timeout=90)
+    wait_until(lambda: not get_json(c, "-n", ns, "pods")["items"], "its pod to go")
