@@ -2,6 +2,7 @@
 // deadline 600 s, immutable selector.
 #include "apis/kinds/kinds.h"
 #include "apis/kinds/podspec.h"
+#include "apis/kinds/rollout_checks.h"
 #include "meta/validation.h"
 
 namespace shepherd::apis::kinds {
@@ -11,50 +12,6 @@ namespace {
 void setIfMissing(json::Value& obj, std::string_view key, json::Value v, json::Allocator& a) {
   const json::Value* cur = json::find(obj, key);
   if (!cur || cur->IsNull()) json::set(obj, key, std::move(v), a);
-}
-
-// An IntOrString as upstream prints it (its String(): the number or the text, unquoted).
-std::string intOrStringRepr(const json::Value& v) {
-  return v.IsString() ? std::string(json::view(v)) : json::serialize(v);
-}
-
-// "25%" -> 25; nullopt when not a percentage.
-std::optional<int64_t> percent(const json::Value& v) {
-  if (!v.IsString()) return std::nullopt;
-  std::string_view s = json::view(v);
-  if (s.size() < 2 || s.back() != '%') return std::nullopt;
-  int64_t n = 0;
-  for (char c : s.substr(0, s.size() - 1)) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = std::min<int64_t>(n * 10 + (c - '0'), int64_t{1} << 40);
-  }
-  return n;
-}
-
-// getIntOrPercentValue: the percentage, the integer, or a string's number (0 if none).
-int64_t intOrPercentValue(const json::Value& v) {
-  if (auto p = percent(v)) return *p;
-  if (v.IsInt64()) return v.GetInt64();
-  if (v.IsString()) {
-    std::string s(json::view(v));
-    char* end = nullptr;
-    long long n = std::strtoll(s.c_str(), &end, 10);
-    return !s.empty() && *end == '\0' ? n : 0;
-  }
-  return 0;
-}
-
-void validatePositiveIntOrPercent(const json::Value* v, const std::string& field, FieldErrors& errs) {
-  if (!v) return;
-  if (v->IsString()) {
-    if (!percent(*v))
-      errs.invalid(
-          field, intOrStringRepr(*v),
-          "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or "
-          "'93%', regex used for validation is '[0-9]+%')");
-  } else if (auto n = v->IsInt64() ? std::optional<int64_t>(v->GetInt64()) : std::nullopt; n && *n < 0) {
-    errs.invalid(field, std::to_string(*n), "must be greater than or equal to 0");
-  }
 }
 
 void validateStrategy(const json::Value* strategy, FieldErrors& errs) {

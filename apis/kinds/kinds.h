@@ -23,6 +23,8 @@ std::shared_ptr<const Strategy> eventsV1EventStrategy();
 std::shared_ptr<const Strategy> leaseStrategy();
 std::shared_ptr<const Strategy> replicaSetStrategy();
 std::shared_ptr<const Strategy> deploymentStrategy();
+std::shared_ptr<const Strategy> daemonSetStrategy();
+std::shared_ptr<const Strategy> controllerRevisionStrategy();
 std::shared_ptr<const Strategy> jobStrategy();
 std::shared_ptr<const Strategy> cronJobStrategy();
 std::shared_ptr<const Strategy> roleStrategy();

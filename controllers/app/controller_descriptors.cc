@@ -6,6 +6,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "controllers/cronjob/cronjob_controller.h"
+#include "controllers/daemonset/daemonset_controller.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/endpoint/endpoints_controller.h"
 #include "controllers/endpointslice/endpointslice_controller.h"
@@ -92,6 +93,13 @@ Result<RunningController> ttlAfterFinished(ControllerContext& c) {
   return r;
 }
 
+Result<RunningController> daemonSets(ControllerContext& c) {
+  RunningController r = withEvents(c, "daemonset-controller");
+  r.controller = std::make_unique<daemon::DaemonSetController>(c.client, c.informers, *r.events);
+  r.workers = workers(c.flags, "concurrent-daemonset-syncs");
+  return r;
+}
+
 Result<RunningController> deployment(ControllerContext& c) {
   RunningController r = withEvents(c, "deployment-controller");
   r.controller = std::make_unique<DeploymentController>(c.client, c.informers, *r.events);
@@ -175,6 +183,7 @@ const std::vector<ControllerDescriptor>& controllerDescriptors() {
       {"replicaset", replicaSet},
       {"replicationcontroller", replicationController},
       {"deployment", deployment},
+      {"daemonset", daemonSets},
       {"job", jobs},
       {"cronjob", cronJobs},
       {"ttl-after-finished", ttlAfterFinished},
@@ -210,6 +219,7 @@ void defineControllerFlags(Flags& flags) {
                "(Shepherd; upstream: 40s).");
   flags.define("concurrent-replicaset-syncs", "5", "ReplicaSets synced at once.");
   flags.define("concurrent-rc-syncs", "5", "ReplicationControllers synced at once.");
+  flags.define("concurrent-daemonset-syncs", "2", "DaemonSets synced at once.");
   flags.define("concurrent-job-syncs", "5", "Jobs synced at once.");
   flags.define("concurrent-cron-job-syncs", "5", "CronJobs synced at once.");
   flags.define("concurrent-ttl-after-finished-syncs", "5", "Finished Jobs checked for their TTL at once.");

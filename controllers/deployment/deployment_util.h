@@ -9,6 +9,7 @@
 
 #include "client/informer.h"
 #include "common/json.h"
+#include "controllers/manager/template_hash.h"
 
 namespace shepherd::controllers::deployment {
 
@@ -29,9 +30,6 @@ bool isRollingUpdate(const json::Value& d);
 int64_t newRsNewReplicas(const json::Value& d, const std::vector<client::Object>& all,
                          const json::Value& new_rs);
 
-// The pod-template-hash of a template (and collision count): FNV-32a of its JSON,
-// encoded with upstream's safe alphabet.
-std::string templateHash(const json::Value& tmpl, int64_t collision_count);
 // Whether a ReplicaSet's template is the Deployment's, ignoring the hash label.
 bool equalIgnoreHash(const json::Value& rs_template, const json::Value& d_template);
 int64_t revisionOf(const json::Value& obj);

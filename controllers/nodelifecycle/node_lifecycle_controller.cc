@@ -5,6 +5,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "controllers/manager/object_meta.h"
+#include "meta/scheduling.h"
 
 namespace shepherd::controllers {
 
@@ -31,19 +32,6 @@ bool ourTaint(const json::Value& t) {
   std::string_view key = json::getString(t, "key");
   std::string_view effect = json::getString(t, "effect");
   return (key == kNotReady || key == kUnreachable) && (effect == "NoSchedule" || effect == "NoExecute");
-}
-
-// Whether a toleration tolerates a taint (upstream's ToleratesTaint).
-bool tolerates(const json::Value& tol, const json::Value& taint) {
-  std::string_view effect = json::getString(tol, "effect");
-  if (!effect.empty() && effect != json::getString(taint, "effect")) return false;
-  std::string_view key = json::getString(tol, "key");
-  std::string_view op = json::getString(tol, "operator");
-  if (op.empty()) op = "Equal";
-  if (key.empty()) return op == "Exists";
-  if (key != json::getString(taint, "key")) return false;
-  if (op == "Exists") return true;
-  return json::getString(tol, "value") == json::getString(taint, "value");
 }
 
 }  // namespace
@@ -248,7 +236,7 @@ std::chrono::milliseconds NodeLifecycleController::evictPods(const json::Value& 
       bool tolerated = false;
       if (tols && tols->IsArray())
         for (auto& tol : tols->GetArray()) {
-          if (!tolerates(tol, *t)) continue;
+          if (!meta::toleratesTaint(tol, *t)) continue;
           tolerated = true;
           if (auto s = json::getInt(tol, "tolerationSeconds"))
             minSeconds = std::min(minSeconds, std::max<int64_t>(0, *s));

@@ -184,9 +184,9 @@ TEST(DeploymentUtil, TemplatesCompareIgnoringHashAndEmptyFields) {
       parse(R"({"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "x"}]}})");
   EXPECT_FALSE(du::equalIgnoreHash(other, d));
   // The hash is stable, uses the safe alphabet, and changes with the collision count.
-  std::string h = du::templateHash(d, 0);
-  EXPECT_EQ(h, du::templateHash(d, 0));
-  EXPECT_NE(h, du::templateHash(d, 1));
+  std::string h = controllers::templateHash(d, 0);
+  EXPECT_EQ(h, controllers::templateHash(d, 0));
+  EXPECT_NE(h, controllers::templateHash(d, 1));
   EXPECT_EQ(h.find_first_not_of("bcdfghjklmnpqrstvwxz2456789"), std::string::npos) << h;
 }
 

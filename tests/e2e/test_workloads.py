@@ -1,8 +1,9 @@
-"""Jobs and CronJobs end to end with stock kubectl on a real node: shepherd-apiserver,
-shepherd-scheduler, shepherd-controller-manager and one kubelet-lite with containerd
-(tests/harness/real_node.py), so the pods really run and their logs print.
+"""Workloads end to end with stock kubectl on real nodes: Jobs, CronJobs and DaemonSets on
+shepherd-apiserver, shepherd-scheduler, shepherd-controller-manager and two kubelet-lite
+nodes with containerd (tests/harness/real_node.py), so the pods really run and their
+logs print.
 
-Run from the repository root:  /usr/bin/python3 -m pytest tests/e2e/test_batch.py -q
+Run from the repository root:  /usr/bin/python3 -m pytest tests/e2e/test_workloads.py -q
 """
 
 import json
@@ -31,7 +32,7 @@ BIN = os.path.dirname(os.environ.get("SHEPHERD_APISERVER", os.path.join(REPO, "b
 @pytest.fixture(scope="module")
 def cluster(server_factory, tmp_path_factory):
     srv = server_factory()
-    work = str(tmp_path_factory.mktemp("batch"))
+    work = str(tmp_path_factory.mktemp("workloads"))
     kc = srv.kubeconfig
     procs = {
         "scheduler": Component([os.path.join(BIN, "shepherd-scheduler"), "--kubeconfig", kc],
@@ -39,17 +40,21 @@ def cluster(server_factory, tmp_path_factory):
         "cm": Component([os.path.join(BIN, "shepherd-controller-manager"), "--kubeconfig", kc, "--root-ca-file",
                     os.path.join(work, "ca.crt"), "--leader-elect=false"], os.path.join(work, "cm.log")),
     }
-    node_dir = tempfile.mkdtemp(prefix="shb-")
-    name = "batch-node-" + uuid.uuid4().hex[:6]
-    node = real_node.RealNode(node_dir, name, srv.base_url, real_node.free_subnets(1)[0],
-                              kubeconfig=srv.node_kubeconfig(name))
-    c = {"server": srv, "procs": procs, "work": work}
+    nodes = []
+    c = {"server": srv, "procs": procs, "work": work, "nodes": []}
     try:
-        node.start()
+        for subnet in real_node.free_subnets(2):
+            node_dir = tempfile.mkdtemp(prefix="shw-")
+            name = "wl-node-" + uuid.uuid4().hex[:6]
+            n = real_node.RealNode(node_dir, name, srv.base_url, subnet, kubeconfig=srv.node_kubeconfig(name))
+            nodes.append((n, node_dir))
+            n.start()
+            c["nodes"].append(name)
         yield c
     finally:
-        node.stop()
-        shutil.rmtree(node_dir, ignore_errors=True)
+        for n, node_dir in nodes:
+            n.stop()
+            shutil.rmtree(node_dir, ignore_errors=True)
         bad = []
         for pname, p in procs.items():
             rc = p.stop()
@@ -182,3 +187,39 @@ def test_a_finished_job_with_a_ttl_is_deleted(cluster):
     wait_until(lambda: kubectl(c, "-n", ns, "get", "job", "brief", check=False).returncode != 0,
                "the finished job to be deleted", timeout=90)
     wait_until(lambda: not get_json(c, "-n", ns, "pods")["items"], "its pod to go")
+
+
+def daemon_pods(c, ns):
+    pods = get_json(c, "-n", ns, "pods", "-l", "app=agent")["items"]
+    return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+
+
+def test_a_daemonset_runs_on_every_node_and_rolls_an_image_change(cluster):
+    c = cluster
+    ns = namespace(c, "daemon")
+    kubectl(c, "-n", ns, "apply", "-f", "-", input=json.dumps({
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": {
+            "metadata": {"labels": {"app": "agent"}},
+            "spec": {"terminationGracePeriodSeconds": 1,
+                     "containers": [{"name": "c", "image": "busybox", "command": ["sleep", "3600"]}]}}}}))
+    kubectl(c, "-n", ns, "rollout", "status", "ds/agent", "--timeout=120s")
+    pods = daemon_pods(c, ns)
+    assert sorted(p["spec"]["nodeName"] for p in pods) == sorted(c["nodes"]), pods
+    row = kubectl(c, "-n", ns, "get", "ds", "agent", "--no-headers").stdout.split()
+    assert row[:6] == ["agent", "2", "2", "2", "2", "2"], row
+    # An image change rolls node by node (maxUnavailable 1).
+    kubectl(c, "-n", ns, "set", "image", "ds/agent", "c=busybox:1.36")
+    kubectl(c, "-n", ns, "rollout", "status", "ds/agent", "--timeout=180s")
+    wait_until(lambda: sorted(p["spec"]["containers"][0]["image"] for p in daemon_pods(c, ns)) == ["busybox:1.36"] * 2,
+               "both pods on the new image")
+    history = kubectl(c, "-n", ns, "rollout", "history", "ds/agent").stdout
+    assert "1 " in history and "2 " in history, history
+    assert len(get_json(c, "-n", ns, "controllerrevisions")["items"]) == 2
+    # And back.
+    kubectl(c, "-n", ns, "rollout", "undo", "ds/agent")
+    kubectl(c, "-n", ns, "rollout", "status", "ds/agent", "--timeout=180s")
+    wait_until(lambda: sorted(p["spec"]["containers"][0]["image"] for p in daemon_pods(c, ns)) == ["busybox"] * 2,
+               "both pods back on the first image")
+    kubectl(c, "-n", ns, "delete", "ds", "agent")
+    wait_until(lambda: not daemon_pods(c, ns), "the daemon pods to go")
