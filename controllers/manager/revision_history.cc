@@ -8,6 +8,37 @@ namespace shepherd::controllers {
 
 namespace {
 
+// A string as Go's encoding/json writes it (HTML-safe: <, > and & escaped too).
+void writeGoString(std::string_view in, std::string& out) {
+  static const char hex[] = "0123456789abcdef";
+  out += '"';
+  for (size_t i = 0; i < in.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(in[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else if (c == 0xe2 && i + 2 < in.size() && static_cast<unsigned char>(in[i + 1]) == 0x80 &&
+               (static_cast<unsigned char>(in[i + 2]) == 0xa8 ||
+                static_cast<unsigned char>(in[i + 2]) == 0xa9)) {
+      out += static_cast<unsigned char>(in[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += '"';
+}
+
 void writeCanonical(const json::Value& v, std::string& out) {
   if (v.IsObject()) {
     std::vector<const json::Value::Member*> members;
@@ -17,7 +48,7 @@ void writeCanonical(const json::Value& v, std::string& out) {
     out += '{';
     for (size_t i = 0; i < members.size(); ++i) {
       if (i) out += ',';
-      json::serializeTo(members[i]->name, out);
+      writeGoString(json::view(members[i]->name), out);
       out += ':';
       writeCanonical(members[i]->value, out);
     }
@@ -29,9 +60,42 @@ void writeCanonical(const json::Value& v, std::string& out) {
       writeCanonical(v[i], out);
     }
     out += ']';
+  } else if (v.IsString()) {
+    writeGoString(json::view(v), out);
   } else {
     json::serializeTo(v, out);
   }
+}
+
+// Nulls dropped (Go decodes them to nothing and omits them again), recursively.
+void dropNulls(json::Value& v) {
+  if (v.IsObject()) {
+    for (auto it = v.MemberBegin(); it != v.MemberEnd();) {
+      if (it->value.IsNull()) {
+        it = v.EraseMember(it);
+        continue;
+      }
+      dropNulls(it->value);
+      ++it;
+    }
+  } else if (v.IsArray()) {
+    for (auto& x : v.GetArray()) dropNulls(x);
+  }
+}
+
+// The template as a Go client re-encodes it after reading it: the fields Go always writes
+// (metadata.creationTimestamp as null, each container's resources) are there.
+void asGoWritesIt(json::Value& tmpl, json::Allocator& a) {
+  dropNulls(tmpl);
+  json::Value& md = json::ensureObject(tmpl, "metadata", a);
+  if (!json::find(md, "creationTimestamp"))
+    json::set(md, "creationTimestamp", json::Value(rapidjson::kNullType), a);
+  if (json::Value* spec = json::find(tmpl, "spec"); spec && spec->IsObject())
+    for (const char* list : {"initContainers", "containers", "ephemeralContainers"})
+      if (json::Value* cs = json::find(*spec, list); cs && cs->IsArray())
+        for (auto& c : cs->GetArray())
+          if (c.IsObject() && !json::find(c, "resources"))
+            json::set(c, "resources", json::Value(rapidjson::kObjectType), a);
 }
 
 std::string revisionsPath(const std::string& ns) {
@@ -53,6 +117,7 @@ std::string revisionData(const json::Value& owner) {
   json::Value tmpl(rapidjson::kObjectType);
   if (const json::Value* t = json::findPath(owner, {"spec", "template"}); t && t->IsObject())
     tmpl.CopyFrom(*t, a);
+  asGoWritesIt(tmpl, a);
   json::setString(tmpl, "$patch", "replace", a);
   json::Value spec(rapidjson::kObjectType);
   json::set(spec, "template", std::move(tmpl), a);

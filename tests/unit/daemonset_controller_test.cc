@@ -9,6 +9,7 @@
 
 #include "controller_env.h"
 #include "controllers/daemonset/node_fit.h"
+#include "controllers/manager/revision_history.h"
 
 using namespace shepherd;
 using namespace shepherd::controllers::daemon;
@@ -70,6 +71,17 @@ TEST(DaemonNodeFit, TaintsSelectorsAndTheDefaultTolerations) {
                   selective.GetAllocator());
   EXPECT_FALSE(nodeShouldRunDaemonPod(doc(node("plain")), selective).should_run);
   EXPECT_TRUE(nodeShouldRunDaemonPod(doc(node("edge", "", R"({"role":"edge"})")), selective).should_run);
+}
+
+TEST(RevisionHistory, DataIsTheTemplateAsAGoClientWritesIt) {
+  // A Go client reading the DaemonSet and re-encoding its template must get these bytes
+  // (the conformance tests compare them): keys sorted, creationTimestamp null, resources {}.
+  auto ds = doc(R"({"spec":{"template":{"metadata":{"labels":{"b":"2","a":"<1>"}},
+    "spec":{"containers":[{"name":"c","image":"busybox"}]}}}})");
+  EXPECT_EQ(controllers::revisionData(ds),
+            R"({"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null,)"
+            R"("labels":{"a":"\u003c1\u003e","b":"2"}},"spec":{"containers":[{"image":"busybox","name":"c",)"
+            R"("resources":{}}]}}}})");
 }
 
 TEST(DaemonSetSync, OnePinnedPodPerNodeWithItsRevision) {
