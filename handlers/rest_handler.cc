@@ -224,6 +224,7 @@ RestHandler::RestHandler(WatchRegistry& watches, registry::Registry& registry)
   addSubresource("", "replicationcontrollers", "scale", verb(&RestHandler::scale));
   addSubresource("apps", "deployments", "scale", verb(&RestHandler::scale));
   addSubresource("apps", "replicasets", "scale", verb(&RestHandler::scale));
+  addSubresource("apps", "statefulsets", "scale", verb(&RestHandler::scale));
   for (const char* review : {"selfsubjectaccessreviews", "subjectaccessreviews", "selfsubjectrulesreviews"})
     addSubresource("authorization.k8s.io", review, "", postOnly(&RestHandler::createEphemeral));
   addSubresource("authentication.k8s.io", "selfsubjectreviews", "", postOnly(&RestHandler::createEphemeral));

@@ -1,4 +1,4 @@
-// The scale subresource of deployments, replicasets and replicationcontrollers: an
+// The scale subresource of deployments, replicasets, statefulsets and replicationcontrollers: an
 // autoscaling/v1 Scale whose spec.replicas reads and writes the parent's spec.replicas.
 #include "apis/kinds/podspec.h"
 #include "apis/schema.h"

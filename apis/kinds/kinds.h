@@ -24,6 +24,7 @@ std::shared_ptr<const Strategy> leaseStrategy();
 std::shared_ptr<const Strategy> replicaSetStrategy();
 std::shared_ptr<const Strategy> deploymentStrategy();
 std::shared_ptr<const Strategy> daemonSetStrategy();
+std::shared_ptr<const Strategy> statefulSetStrategy();
 std::shared_ptr<const Strategy> controllerRevisionStrategy();
 std::shared_ptr<const Strategy> jobStrategy();
 std::shared_ptr<const Strategy> cronJobStrategy();

@@ -66,6 +66,9 @@ class ReplicationControllerStrategy final : public Strategy {
                      "activeDeadlineSeconds in ReplicationController is not Supported");
   }
 
+  // core/v1 keeps an RC's pods on a DELETE without a policy (upstream, for compatibility).
+  bool orphansDependentsByDefault() const override { return true; }
+
   std::vector<std::string> selectableFieldNames() const override { return {"status.replicas"}; }
   void selectableFields(const json::Value& obj, meta::StringPairs& out) const override {
     const json::Value* st = json::find(obj, "status");

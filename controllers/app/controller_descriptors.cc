@@ -18,6 +18,7 @@
 #include "controllers/replicaset/replica_set_controller.h"
 #include "controllers/serviceaccount/root_ca_publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
+#include "controllers/statefulset/statefulset_controller.h"
 #include "controllers/ttlafterfinished/ttl_after_finished_controller.h"
 
 namespace shepherd::controllers {
@@ -97,6 +98,13 @@ Result<RunningController> daemonSets(ControllerContext& c) {
   RunningController r = withEvents(c, "daemonset-controller");
   r.controller = std::make_unique<daemon::DaemonSetController>(c.client, c.informers, *r.events);
   r.workers = workers(c.flags, "concurrent-daemonset-syncs");
+  return r;
+}
+
+Result<RunningController> statefulSets(ControllerContext& c) {
+  RunningController r = withEvents(c, "statefulset-controller");
+  r.controller = std::make_unique<statefulset::StatefulSetController>(c.client, c.informers, *r.events);
+  r.workers = workers(c.flags, "concurrent-statefulset-syncs");
   return r;
 }
 
@@ -185,6 +193,7 @@ const std::vector<ControllerDescriptor>& controllerDescriptors() {
       {"deployment", deployment},
       {"daemonset", daemonSets},
       {"job", jobs},
+      {"statefulset", statefulSets},
       {"cronjob", cronJobs},
       {"ttl-after-finished", ttlAfterFinished},
       {"endpoint", endpoints},
@@ -221,6 +230,7 @@ void defineControllerFlags(Flags& flags) {
   flags.define("concurrent-rc-syncs", "5", "ReplicationControllers synced at once.");
   flags.define("concurrent-daemonset-syncs", "2", "DaemonSets synced at once.");
   flags.define("concurrent-job-syncs", "5", "Jobs synced at once.");
+  flags.define("concurrent-statefulset-syncs", "5", "StatefulSets synced at once.");
   flags.define("concurrent-cron-job-syncs", "5", "CronJobs synced at once.");
   flags.define("concurrent-ttl-after-finished-syncs", "5", "Finished Jobs checked for their TTL at once.");
   flags.define("concurrent-deployment-syncs", "5", "Deployments synced at once.");

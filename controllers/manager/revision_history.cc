@@ -151,7 +151,7 @@ Result<std::vector<client::Object>> claimRevisions(client::Client& c, const Owne
 }
 
 Result<json::Document> createRevision(client::Client& c, const Owner& owner, const std::string& hash,
-                                      int64_t revision) {
+                                      int64_t revision, const char* hash_label) {
   const json::Value& obj = *owner.object;
   json::Document rev;
   rev.SetObject();
@@ -159,12 +159,14 @@ Result<json::Document> createRevision(client::Client& c, const Owner& owner, con
   json::setString(rev, "apiVersion", "apps/v1", a);
   json::setString(rev, "kind", "ControllerRevision", a);
   json::Value& md = json::ensureObject(rev, "metadata", a);
-  json::setString(md, "name", nameOf(obj) + "-" + hash, a);
+  std::string owner_name = nameOf(obj);
+  if (owner_name.size() > 223) owner_name.resize(223);  // names stay within 253 characters
+  json::setString(md, "name", owner_name + "-" + hash, a);
   json::Value labels(rapidjson::kObjectType);
   if (const json::Value* l = json::findPath(obj, {"spec", "template", "metadata", "labels"});
       l && l->IsObject())
     labels.CopyFrom(*l, a);
-  json::setString(labels, kRevisionHashLabel, hash, a);
+  json::setString(labels, hash_label, hash, a);
   json::set(md, "labels", std::move(labels), a);
   if (const json::Value* ann = json::findPath(obj, {"metadata", "annotations"}); ann && ann->IsObject())
     json::set(md, "annotations", json::Value(*ann, a), a);

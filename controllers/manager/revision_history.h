@@ -33,9 +33,10 @@ Result<std::vector<client::Object>> claimRevisions(client::Client& c, const Owne
                                                    const meta::LabelSelector& selector,
                                                    const std::vector<client::Object>& candidates);
 
-// A new revision `<owner>-<hash>` with the owner's template labels plus the hash label.
+// A new revision `<owner>-<hash>` with the owner's template labels plus `hash_label` =
+// hash (DaemonSets: controller-revision-hash; StatefulSets: controller.kubernetes.io/hash).
 // 409 (AlreadyExists) comes back unchanged: the caller decides whether it is a collision.
 Result<json::Document> createRevision(client::Client& c, const Owner& owner, const std::string& hash,
-                                      int64_t revision);
+                                      int64_t revision, const char* hash_label = kRevisionHashLabel);
 
 }  // namespace shepherd::controllers

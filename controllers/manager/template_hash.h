@@ -1,6 +1,7 @@
-// The hash that names a workload's revision (Deployments' pod-template-hash, DaemonSets'
-// and StatefulSets' controller-revision-hash), as upstream's ComputeHash: FNV-32a of the
-// template (here its JSON) and the collision count, in upstream's safe alphabet.
+// The hashes that name a workload's revisions, as upstream's: Deployments' pod-template-hash
+// and DaemonSets' controller-revision-hash (ComputeHash: FNV-1a of the template, here its
+// JSON, and the collision count), and StatefulSet revision names (FNV-1 of the revision's
+// data and the collision count); both in upstream's safe alphabet.
 #pragma once
 
 #include <cstdint>
@@ -11,5 +12,8 @@
 namespace shepherd::controllers {
 
 std::string templateHash(const json::Value& tmpl, int64_t collision_count);
+std::string revisionDataHash(const std::string& data, int64_t collision_count);
+// The decimal digits of `h`, each mapped into "bcdfghjklmnpqrstvwxz2456789".
+std::string safeEncode(uint32_t h);
 
 }  // namespace shepherd::controllers

@@ -223,3 +223,45 @@ def test_a_daemonset_runs_on_every_node_and_rolls_an_image_change(cluster):
                "both pods back on the first image")
     kubectl(c, "-n", ns, "delete", "ds", "agent")
     wait_until(lambda: not daemon_pods(c, ns), "the daemon pods to go")
+
+
+def sts_pods(c, ns):
+    pods = get_json(c, "-n", ns, "pods", "-l", "app=web")["items"]
+    return {p["metadata"]["name"]: p for p in pods if not p["metadata"].get("deletionTimestamp")}
+
+
+def test_a_statefulset_keeps_its_identities_through_updates_and_scaling(cluster):
+    c = cluster
+    ns = namespace(c, "sts")
+    kubectl(c, "-n", ns, "apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+         "spec": {"clusterIP": "None", "selector": {"app": "web"}, "ports": [{"port": 80}]}},
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web"},
+         "spec": {"replicas": 3, "serviceName": "web", "selector": {"matchLabels": {"app": "web"}}, "template": {
+             "metadata": {"labels": {"app": "web"}},
+             "spec": {"terminationGracePeriodSeconds": 1,
+                      "containers": [{"name": "c", "image": "busybox", "command": ["sleep", "3600"]}]}}}}]}))
+    kubectl(c, "-n", ns, "rollout", "status", "sts/web", "--timeout=180s")
+    pods = sts_pods(c, ns)
+    assert sorted(pods) == ["web-0", "web-1", "web-2"]
+    for name, p in pods.items():
+        assert p["spec"]["hostname"] == name and p["spec"]["subdomain"] == "web"
+        assert p["metadata"]["labels"]["statefulset.kubernetes.io/pod-name"] == name
+    # Created in order: each pod started after the one before it was ready.
+    created = [pods["web-%d" % i]["metadata"]["creationTimestamp"] for i in range(3)]
+    assert created == sorted(created), created
+    assert kubectl(c, "-n", ns, "get", "sts", "web", "--no-headers").stdout.split()[1] == "3/3"
+    # A new image rolls from web-2 down; then back.
+    kubectl(c, "-n", ns, "set", "image", "sts/web", "c=busybox:1.36")
+    kubectl(c, "-n", ns, "rollout", "status", "sts/web", "--timeout=180s")
+    assert {p["spec"]["containers"][0]["image"] for p in sts_pods(c, ns).values()} == {"busybox:1.36"}
+    sts = get_json(c, "-n", ns, "sts/web")
+    assert sts["status"]["currentRevision"] == sts["status"]["updateRevision"]
+    kubectl(c, "-n", ns, "rollout", "undo", "sts/web")
+    kubectl(c, "-n", ns, "rollout", "status", "sts/web", "--timeout=180s")
+    assert {p["spec"]["containers"][0]["image"] for p in sts_pods(c, ns).values()} == {"busybox"}
+    # Scaled down from the highest ordinal.
+    kubectl(c, "-n", ns, "scale", "sts/web", "--replicas=1")
+    wait_until(lambda: sorted(sts_pods(c, ns)) == ["web-0"], "web-1 and web-2 to go")
+    kubectl(c, "-n", ns, "delete", "sts", "web")
+    wait_until(lambda: not sts_pods(c, ns), "web-0 to go")
