@@ -19,6 +19,7 @@ enum class K {
   MapString,    // map<string,string>
   MapBytes,     // map<string,bytes> -> base64 values
   MapQuantity,  // map<string,Quantity> -> string values
+  MapTime,      // map<string,Time> -> RFC 3339 values
   Time,         // meta.v1.Time -> RFC 3339 string
   MicroTime,    // meta.v1.MicroTime -> RFC 3339 with microseconds
   IntOrString,  // intstr.IntOrString -> number or string

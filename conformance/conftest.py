@@ -74,6 +74,9 @@ TEST_TIMEOUT = int(os.environ.get("SHEPHERD_CONFORMANCE_TEST_TIMEOUT", "150"))
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "conformance(codename): the upstream Kubernetes conformance codename")
+    config.addinivalue_line(
+        "markers", "test_timeout(seconds): a longer limit than TEST_TIMEOUT, for a test whose "
+        "upstream waits alone take longer")
 
 
 def _log_tail(path, n=4000):
@@ -358,13 +361,16 @@ class _TestTimeout(BaseException):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
-    """Abort a test that runs longer than TEST_TIMEOUT (SIGALRM in the main thread)."""
+    """Abort a test that runs longer than TEST_TIMEOUT, or its test_timeout marker's limit
+    (SIGALRM in the main thread)."""
+    marker = item.get_closest_marker("test_timeout")
+    limit = max(TEST_TIMEOUT, int(marker.args[0])) if marker else TEST_TIMEOUT
 
     def on_alarm(signum, frame):
-        raise _TestTimeout("test exceeded %ss" % TEST_TIMEOUT)
+        raise _TestTimeout("test exceeded %ss" % limit)
 
     old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(TEST_TIMEOUT)
+    signal.alarm(limit)
     try:
         yield
     finally:

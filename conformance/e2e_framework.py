@@ -572,9 +572,26 @@ class Watcher:
                                         daemon=True)
         self._thread.start()
 
+    def _stream(self, opener, args, kwargs):
+        """Events until the watch ends; a RetryWatcher restarts it from the last resource
+        version after a failed request or an ERROR event other than 410 Gone."""
+        while True:
+            try:
+                yield from self._watch.stream(opener, *args, **kwargs)
+                return
+            except (_Stopped, _ServerClosed):
+                raise
+            except Exception as err:
+                if not self._retry or self._stopped or \
+                        (isinstance(err, ApiException) and err.status == 410):
+                    raise
+                logf("Watch failed, restarting: %s", describe_error(err))
+                if self._watch.resource_version is not None:
+                    kwargs = dict(kwargs, resource_version=self._watch.resource_version)
+
     def _run(self, opener, args, kwargs):
         try:
-            for event in self._watch.stream(opener, *args, **kwargs):
+            for event in self._stream(opener, args, kwargs):
                 if event["type"] == "BOOKMARK":
                     continue  # RetryWatcher consumes bookmarks; plain watches don't ask for them
                 while True:

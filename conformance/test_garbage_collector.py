@@ -1,20 +1,22 @@
 """Ports of the Garbage collector [Conformance] tests of
-test/e2e/apimachinery/garbage_collector.go (kubernetes/kubernetes) that need no
-ReplicationController controller: "should not be blocked by dependency circle", "should
-orphan RS created by deployment when deleteOptions.PropagationPolicy is Orphan" and "should
-delete RS created by deployment when not orphaning".
+test/e2e/apimachinery/garbage_collector.go (kubernetes/kubernetes v1.32): "should not be
+blocked by dependency circle", "should orphan RS created by deployment when
+deleteOptions.PropagationPolicy is Orphan", "should delete RS created by deployment when not
+orphaning", and the ReplicationController ones: "should delete pods created by rc when not
+orphaning", "should orphan pods created by rc if delete options say so", "should keep the rc
+around until all its pods are deleted if the deleteOptions says so" and "should not delete
+dependents that have both valid owner and owner that's waiting for dependents to be
+deleted".
 
-They need shepherd-controller-manager's garbage collector, and the Deployment and ReplicaSet
-controllers, the scheduler and the two nodes (conftest.py): the pods run for real.
+They need shepherd-controller-manager's garbage collector, and the Deployment, ReplicaSet
+and ReplicationController controllers, the scheduler and the two nodes (conftest.py): the
+pods run for real. estimateMaximumPods gives 100 replicas here (two nodes with 110
+allocatable pods each: half of 220, bounded to [10, 100]), so three of the RC tests run 100
+real pods.
 
 Image substitution: imageutils.Nginx (a server that runs until it is stopped) becomes
 AGNHOST_IMAGE (agnhost-lite, whose default command `pause` runs until it is stopped); the
 container keeps upstream's name "nginx".
-
-Not ported: "should keep the rc around until all its pods are deleted if the deleteOptions
-says so" (and the other ReplicationController tests): it waits for the RC's
-status.replicas to reach spec.replicas (waitForReplicas) and for the RC's pods to exist,
-which needs a ReplicationController controller; shepherd-controller-manager has none.
 
 gatherMetrics: upstream's MetricsGrabber grabs kube-controller-manager metrics only from a
 kube-system pod named kube-controller-manager-*; without one (as here) it logs that it
@@ -23,14 +25,19 @@ skips the gathering. The port lists kube-system pods the same way and logs the s
 
 import json
 import re
+import time
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from e2e_framework import (AGNHOST_IMAGE, CONTEXT_DEADLINE, by, conformance, describe_error, expect_no_error,
-                           fail, go_deref, logf, new_deployment, poll)
+from e2e_framework import (AGNHOST_IMAGE, CONTEXT_DEADLINE, POLL, POLL_TIMED_OUT, by,
+                           conformance, describe_error, expect_no_error, fail,
+                           get_ready_schedulable_nodes, go_deref, is_not_found, logf,
+                           new_deployment, poll)
+from e2e_rc import delete_pods_with_grace_period
 
 GC_INFORMER_RESYNC_RETRY_TIMEOUT = 60  # gcInformerResyncRetryTimeout
+REPLICA_SYNC_TIMEOUT = 2 * 60          # replicaSyncTimeout
 NGINX_IMAGE = AGNHOST_IMAGE  # imageutils.GetE2EImage(imageutils.Nginx), see the module doc
 
 _label_count = 0  # lablecount
@@ -58,6 +65,74 @@ def get_orphan_options():
 def new_owner_deployment(f, deployment_name, labels):
     """newOwnerDeployment"""
     return new_deployment(deployment_name, 2, labels, "nginx", NGINX_IMAGE, "RollingUpdate")
+
+
+def estimate_maximum_pods(c, min_pods, max_pods):
+    """estimateMaximumPods: half of the ready schedulable nodes' allocatable pods (10 per
+    node without one), bounded to [min_pods, max_pods]."""
+    nodes, err = get_ready_schedulable_nodes(c)
+    if err is not None:
+        fail("unexpected error: %s", err)
+    available_pods = 0
+    for node in nodes.items:
+        q = ((node.status.allocatable if node.status else None) or {}).get("pods")
+        if q is not None and str(q).isdigit():
+            available_pods += int(q)
+            continue
+        # best guess per node, since default maxPerCore is 10 and most nodes have at least
+        # one core.
+        available_pods += 10
+    # avoid creating exactly max pods
+    available_pods = int(available_pods * 0.5)
+    # bound the top and bottom
+    if available_pods > max_pods:
+        available_pods = max_pods
+    if available_pods < min_pods:
+        available_pods = min_pods
+    return available_pods
+
+
+def get_pod_template_spec(labels):
+    """getPodTemplateSpec"""
+    return client.V1PodTemplateSpec(
+        metadata=client.V1ObjectMeta(labels=labels),
+        spec=client.V1PodSpec(
+            termination_grace_period_seconds=0,
+            containers=[client.V1Container(name="nginx", image=NGINX_IMAGE)]))
+
+
+def new_owner_rc(f, name, replicas, labels):
+    """newOwnerRC"""
+    template = get_pod_template_spec(labels)
+    return client.V1ReplicationController(
+        api_version="v1", kind="ReplicationController",
+        metadata=client.V1ObjectMeta(namespace=f.namespace.metadata.name, name=name),
+        spec=client.V1ReplicationControllerSpec(replicas=replicas, selector=labels,
+                                                template=template))
+
+
+def wait_for_replicas(rc, rc_client, ns):
+    """waitForReplicas: PollUntilContextTimeout(framework.Poll, replicaSyncTimeout,
+    immediate=false) until the RC's status.replicas equals spec.replicas."""
+    last = [None]
+
+    def synced():
+        try:
+            last[0] = rc_client.read_namespaced_replication_controller(rc.metadata.name, ns)
+        except ApiException as err:
+            return False, describe_error(err)
+        return ((last[0].status.replicas if last[0].status else 0) or 0) == \
+            go_deref(rc.spec.replicas, "rc.Spec.Replicas"), None
+
+    err = poll(POLL, REPLICA_SYNC_TIMEOUT, synced, immediate=False,
+               timeout_error=CONTEXT_DEADLINE)
+    if err is not None:
+        if last[0] is None:
+            fail("Failed to get ReplicationController %r: %s", rc.metadata.name, err)
+        else:
+            fail("failed to wait for the rc.Status.Replicas (%d) to reach rc.Spec.Replicas "
+                 "(%d): %s", (last[0].status.replicas if last[0].status else 0) or 0,
+                 go_deref(last[0].spec.replicas, "lastObservedRC.Spec.Replicas"), err)
 
 
 def new_gc_pod(name):
@@ -104,6 +179,14 @@ def verify_remaining_objects(f, objects):
             if len(rs.items) != num:
                 ret = False
                 by("expected %d rs, got %d rs" % (num, len(rs.items)))
+        elif obj == "ReplicationControllers":
+            try:
+                rcs = f.core.list_namespaced_replication_controller(ns)
+            except ApiException as err:
+                return False, "failed to list replication controllers: %s" % describe_error(err)
+            if len(rcs.items) != num:
+                ret = False
+                by("expected %d RCs, got %d RCs" % (num, len(rcs.items)))
         else:
             return False, "object %s is not supported" % obj
     return ret, None
@@ -137,6 +220,123 @@ def gc_framework(new_framework):
 def f_sanitize(obj):
     """The object as JSON-shaped data (for %#v-like failure messages)."""
     return client.ApiClient().sanitize_for_serialization(obj)
+
+
+# Release: v1.9
+# Testname: Garbage Collector, delete replication controller, propagation policy background
+# Description: Create a replication controller with 2 Pods. Once RC is created and the first
+# Pod is created, delete RC with deleteOptions.PropagationPolicy set to Background. Deleting
+# the Replication Controller MUST cause pods created by that RC to be deleted.
+@conformance("[sig-api-machinery] Garbage collector should delete pods created by rc when not "
+             "orphaning [Conformance]")
+def test_gc_delete_pods_created_by_rc_when_not_orphaning(new_framework):
+    f = gc_framework(new_framework)
+    ns = f.namespace.metadata.name
+    client_set = f.core
+    rc_client = client_set
+    pod_client = client_set
+    rc_name = "simpletest.rc"
+    uniq_labels = get_uniq_label("gctest", "delete_pods")
+    rc = new_owner_rc(f, rc_name, 2, uniq_labels)
+    by("create the rc")
+    try:
+        rc = rc_client.create_namespaced_replication_controller(ns, rc)
+    except ApiException as err:
+        fail("Failed to create replication controller: %s", describe_error(err))
+
+    # wait for rc to create some pods
+    def some_pods():
+        try:
+            pods = pod_client.list_namespaced_pod(ns)
+        except ApiException as err:
+            return False, "failed to list pods: %s" % describe_error(err)
+        # We intentionally don't wait the number of pods to reach rc.Spec.Replicas. We want
+        # to see if the garbage collector and the rc manager work properly if the rc is
+        # deleted before it reaches stasis.
+        return len(pods.items) > 0, None
+
+    err = poll(5, 30, some_pods, immediate=False, timeout_error=POLL_TIMED_OUT)
+    if err is not None:
+        fail("failed to wait for the rc to create some pods: %s", err)
+    by("delete the rc")
+    delete_options = get_background_options()
+    delete_options.preconditions = client.V1Preconditions(uid=rc.metadata.uid)
+    try:
+        rc_client.delete_namespaced_replication_controller(rc.metadata.name, ns,
+                                                           body=delete_options)
+    except ApiException as err:
+        fail("failed to delete the rc: %s", describe_error(err))
+    by("wait for all pods to be garbage collected")
+    # wait for the RCs and Pods to reach the expected numbers.
+    err = poll(5, 60 + GC_INFORMER_RESYNC_RETRY_TIMEOUT,
+               lambda: verify_remaining_objects(f, {"ReplicationControllers": 0, "Pods": 0}),
+               immediate=False, timeout_error=CONTEXT_DEADLINE)
+    if err is not None:
+        fail("failed to wait for all pods to be deleted: %s", err)
+    gather_metrics(f)
+
+
+# Release: v1.9
+# Testname: Garbage Collector, delete replication controller, propagation policy orphan
+# Description: Create a replication controller with maximum allocatable Pods between 10 and
+# 100 replicas. Once RC is created and the all Pods are created, delete RC with
+# deleteOptions.PropagationPolicy set to Orphan. Deleting the Replication Controller MUST
+# cause pods created by that RC to be orphaned.
+@conformance("[sig-api-machinery] Garbage collector should orphan pods created by rc if delete "
+             "options say so [Conformance]")
+def test_gc_orphan_pods_created_by_rc(new_framework):
+    f = gc_framework(new_framework)
+    ns = f.namespace.metadata.name
+    client_set = f.core
+    rc_client = client_set
+    pod_client = client_set
+    rc_name = "simpletest.rc"
+    uniq_labels = get_uniq_label("gctest", "orphan_pods")
+    rc = new_owner_rc(f, rc_name, estimate_maximum_pods(client_set, 10, 100), uniq_labels)
+    by("create the rc")
+    try:
+        rc = rc_client.create_namespaced_replication_controller(ns, rc)
+    except ApiException as err:
+        fail("Failed to create replication controller: %s", describe_error(err))
+    # wait for rc to create pods
+    wait_for_replicas(rc, rc_client, ns)
+
+    by("delete the rc")
+    delete_options = get_orphan_options()
+    delete_options.preconditions = client.V1Preconditions(uid=rc.metadata.uid)
+    try:
+        rc_client.delete_namespaced_replication_controller(rc.metadata.name, ns,
+                                                           body=delete_options)
+    except ApiException as err:
+        fail("failed to delete the rc: %s", describe_error(err))
+    by("wait for the rc to be deleted")
+
+    # Orphaning the 100 pods takes 100 PATCH operations (upstream allows 120s plus the GC
+    # informer resync retry timeout).
+    def rc_gone():
+        try:
+            rcs = rc_client.list_namespaced_replication_controller(ns)
+        except ApiException as err:
+            return False, "failed to list rcs: %s" % describe_error(err)
+        return len(rcs.items) == 0, None
+
+    err = poll(5, 120 + GC_INFORMER_RESYNC_RETRY_TIMEOUT, rc_gone, immediate=False,
+               timeout_error=CONTEXT_DEADLINE)
+    if err is not None:
+        fail("%s", err)
+    by("wait for 30 seconds to see if the garbage collector mistakenly deletes the pods")
+    time.sleep(30)
+    try:
+        pods = pod_client.list_namespaced_pod(ns)
+    except ApiException as err:
+        fail("Failed to list pods: %s", describe_error(err))
+    e, a = go_deref(rc.spec.replicas, "rc.Spec.Replicas"), len(pods.items)
+    if e != a:
+        fail("expect %d pods, got %d pods", e, a)
+    gather_metrics(f)
+    err = delete_pods_with_grace_period(client_set, pods.items, 0)
+    if err is not None:
+        logf("WARNING: failed to delete pods: %s", err)
 
 
 # Release: v1.9
@@ -306,6 +506,185 @@ def test_gc_orphan_rs_created_by_deployment(new_framework):
             fail("Found ReplicaSet with non nil ownerRef %s", json.dumps(f_sanitize(replica_set)))
 
     gather_metrics(f)
+
+
+# Release: v1.9
+# Testname: Garbage Collector, delete replication controller, after owned pods
+# Description: Create a replication controller with maximum allocatable Pods between 10 and
+# 100 replicas. Once RC is created and the all Pods are created, delete RC with
+# deleteOptions.PropagationPolicy set to Foreground. Deleting the Replication Controller MUST
+# cause pods created by that RC to be deleted before the RC is deleted.
+@conformance("[sig-api-machinery] Garbage collector should keep the rc around until all its "
+             "pods are deleted if the deleteOptions says so [Conformance]")
+def test_gc_keep_rc_until_pods_deleted_foreground(new_framework):
+    f = gc_framework(new_framework)
+    ns = f.namespace.metadata.name
+    client_set = f.core
+    rc_client = client_set
+    pod_client = client_set
+    rc_name = "simpletest.rc"
+    uniq_labels = get_uniq_label("gctest", "delete_pods_foreground")
+    rc = new_owner_rc(f, rc_name, estimate_maximum_pods(client_set, 10, 100), uniq_labels)
+    by("create the rc")
+    try:
+        rc = rc_client.create_namespaced_replication_controller(ns, rc)
+    except ApiException as err:
+        fail("Failed to create replication controller: %s", describe_error(err))
+    # wait for rc to create pods
+    wait_for_replicas(rc, rc_client, ns)
+
+    by("delete the rc")
+    delete_options = get_foreground_options()
+    delete_options.preconditions = client.V1Preconditions(uid=rc.metadata.uid)
+    try:
+        rc_client.delete_namespaced_replication_controller(rc.metadata.name, ns,
+                                                           body=delete_options)
+    except ApiException as err:
+        fail("failed to delete the rc: %s", describe_error(err))
+    by("wait for the rc to be deleted")
+
+    # default client QPS is 20, deleting each pod requires 2 requests, so 30s should be
+    # enough (upstream adds the GC informer resync retry timeout)
+    def rc_gone():
+        try:
+            rc_client.read_namespaced_replication_controller(rc.metadata.name, ns)
+        except ApiException as err:
+            if is_not_found(err):
+                return True, None
+            return False, describe_error(err)
+        pods = pod_client.list_namespaced_pod(ns)
+        logf("%d pods remaining", len(pods.items))
+        count = sum(1 for pod in pods.items if pod.metadata.deletion_timestamp is None)
+        logf("%d pods has nil DeletionTimestamp", count)
+        logf("")
+        return False, None
+
+    err = poll(1, 30 + GC_INFORMER_RESYNC_RETRY_TIMEOUT, rc_gone, immediate=False,
+               timeout_error=CONTEXT_DEADLINE)
+    if err is not None:
+        try:
+            pods = pod_client.list_namespaced_pod(ns)
+        except ApiException as err2:
+            fail("%s", describe_error(err2))
+        logf("%d remaining pods are:", len(pods.items))
+        logf("The ObjectMeta of the remaining pods are:")
+        for pod in pods.items:
+            logf("%s", json.dumps(f_sanitize(pod.metadata)))
+        fail("failed to delete the rc: %s", err)
+    # There shouldn't be any pods
+    try:
+        pods = pod_client.list_namespaced_pod(ns)
+    except ApiException as err:
+        fail("%s", describe_error(err))
+    if len(pods.items) != 0:
+        fail("expected no pods, got %s", json.dumps(f_sanitize(pods)))
+    gather_metrics(f)
+
+
+# Release: v1.9
+# Testname: Garbage Collector, multiple owners
+# Description: Create a replication controller RC1, with maximum allocatable Pods between 10
+# and 100 replicas. Create second replication controller RC2 and set RC2 as owner for half of
+# those replicas. Once RC1 is created and the all Pods are created, delete RC1 with
+# deleteOptions.PropagationPolicy set to Foreground. Half of the Pods that has RC2 as owner
+# MUST not be deleted or have a deletion timestamp. Deleting the Replication Controller MUST
+# not delete Pods that are owned by multiple replication controllers.
+@conformance("[sig-api-machinery] Garbage collector should not delete dependents that have both "
+             "valid owner and owner that's waiting for dependents to be deleted [Conformance]")
+def test_gc_not_delete_dependents_with_valid_and_waiting_owner(new_framework):
+    f = gc_framework(new_framework)
+    ns = f.namespace.metadata.name
+    client_set = f.core
+    rc_client = client_set
+    pod_client = client_set
+    rc1_name = "simpletest-rc-to-be-deleted"
+    replicas = estimate_maximum_pods(client_set, 10, 100)
+    half_replicas = int(replicas / 2)
+    uniq_labels_deleted = get_uniq_label("gctest_d", "valid_and_pending_owners_d")
+    rc1 = new_owner_rc(f, rc1_name, replicas, uniq_labels_deleted)
+    by("create the rc1")
+    try:
+        rc1 = rc_client.create_namespaced_replication_controller(ns, rc1)
+    except ApiException as err:
+        fail("Failed to create replication controller: %s", describe_error(err))
+    rc2_name = "simpletest-rc-to-stay"
+    uniq_labels_stay = get_uniq_label("gctest_s", "valid_and_pending_owners_s")
+    rc2 = new_owner_rc(f, rc2_name, 0, uniq_labels_stay)
+    by("create the rc2")
+    try:
+        rc2 = rc_client.create_namespaced_replication_controller(ns, rc2)
+    except ApiException as err:
+        fail("Failed to create replication controller: %s", describe_error(err))
+    # wait for rc1 to be stable
+    wait_for_replicas(rc1, rc_client, ns)
+
+    by("set half of pods created by rc %s to have rc %s as owner as well" % (rc1_name,
+                                                                            rc2_name))
+    pods = expect_no_error(pod_client.list_namespaced_pod, ns,
+                           explain="failed to list pods in namespace: %s" % ns)
+    patch = ('{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ReplicationController",'
+             '"name":"%s","uid":"%s"}]}}' % (rc2.metadata.name, rc2.metadata.uid))
+    for i in range(half_replicas):
+        pod = pods.items[i]
+        expect_no_error(pod_client.patch_namespaced_pod, pod.metadata.name, ns,
+                        json.loads(patch),
+                        explain="failed to apply to pod %s in namespace %s, a strategic merge "
+                                "patch: %s" % (pod.metadata.name, ns, patch))
+
+    by("delete the rc %s" % rc1_name)
+    delete_options = get_foreground_options()
+    delete_options.preconditions = client.V1Preconditions(uid=rc1.metadata.uid)
+    try:
+        rc_client.delete_namespaced_replication_controller(rc1.metadata.name, ns,
+                                                           body=delete_options)
+    except ApiException as err:
+        fail("failed to delete the rc: %s", describe_error(err))
+    by("wait for the rc to be deleted")
+
+    def rc1_gone():
+        try:
+            rc_client.read_namespaced_replication_controller(rc1.metadata.name, ns)
+        except ApiException as err:
+            if is_not_found(err):
+                return True, None
+            return False, describe_error(err)
+        pods = pod_client.list_namespaced_pod(ns)
+        logf("%d pods remaining", len(pods.items))
+        count = sum(1 for pod in pods.items if pod.metadata.deletion_timestamp is None)
+        logf("%d pods has nil DeletionTimestamp", count)
+        logf("")
+        return False, None
+
+    err = poll(5, 90, rc1_gone, immediate=False, timeout_error=CONTEXT_DEADLINE)
+    if err is not None:
+        try:
+            pods = pod_client.list_namespaced_pod(ns)
+        except ApiException as err2:
+            fail("%s", describe_error(err2))
+        logf("%d remaining pods are:", len(pods.items))
+        logf("ObjectMeta of remaining pods are:")
+        for pod in pods.items:
+            logf("%s", json.dumps(f_sanitize(pod.metadata)))
+        fail("failed to delete rc %s, err: %s", rc1_name, err)
+    # half of the pods should still exist,
+    try:
+        pods = pod_client.list_namespaced_pod(ns)
+    except ApiException as err:
+        fail("%s", describe_error(err))
+    if len(pods.items) != half_replicas:
+        fail("expected %d pods, got %d", half_replicas, len(pods.items))
+    for pod in pods.items:
+        if pod.metadata.deletion_timestamp is not None:
+            fail("expected pod DeletionTimestamp to be nil, got %s",
+                 json.dumps(f_sanitize(pod.metadata)))
+        # they should only have 1 ownerReference left
+        if len(pod.metadata.owner_references or []) != 1:
+            fail("expected pod to only have 1 owner, got %s",
+                 json.dumps(f_sanitize(pod.metadata.owner_references)))
+    gather_metrics(f)
+    err = delete_pods_with_grace_period(client_set, pods.items, 0)
+    if err is not None:
+        logf("WARNING: failed to delete pods: %s", err)
 
 
 # Release: v1.9

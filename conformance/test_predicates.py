@@ -1,23 +1,46 @@
-"""Port of test/e2e/scheduling/predicates.go (kubernetes/kubernetes), the [Conformance] test
-"validates that NodeSelector is respected if not matching", with the helpers it uses from
-test/e2e/scheduling/framework.go (WaitForStableCluster), test/e2e/scheduling/events.go
-(WaitForSchedulerAfterAction's observeEventAfterAction and scheduleFailureEvent) and the
-SchedulerPredicates BeforeEach/AfterEach.
+"""Port of test/e2e/scheduling/predicates.go (kubernetes/kubernetes, v1.32), the [Conformance]
+tests "validates that NodeSelector is respected if not matching", "validates resource limits
+of pods that are allowed to run", "validates that NodeSelector is respected if matching" and
+"validates that there exists conflict between pods with same hostPort and protocol but one
+using 0.0.0.0 hostIP", with the helpers they use from test/e2e/scheduling/framework.go
+(WaitForStableCluster), test/e2e/scheduling/events.go (WaitForSchedulerAfterAction's
+observeEventAfterAction and scheduleFailureEvent), the SchedulerPredicates
+BeforeEach/AfterEach and the node label helpers of test/e2e/framework/node and test/utils
+(e2e_deployment.py).
 
-The cluster is the session's (conftest.py): two fake worker nodes registered through the
-API and one shepherd-scheduler. Nothing runs the pause pod; it is only scheduled (or not).
+The cluster is the session's (conftest.py): two real worker nodes and one
+shepherd-scheduler; the [Serial] tests assume they are alone on the nodes.
+
+Image substitutions: imageutils.GetPauseImageName() is the same reference as upstream's
+(registry.k8s.io/pause:3.10, built offline). imageutils.Agnhost (createHostPortPodOnNode's
+`netexec --http-port=8080 --udp-port=8080` with a readiness probe on /hostname) becomes
+AGNHOST_IMAGE (agnhost-lite) with the same arguments. agnhost-lite has no `netexec` yet: the
+container exits at once and restarts (the pod is Running, never ready); the test only checks
+whether the pods leave Pending, i.e. where (and whether) they are scheduled.
+
+Timing: "validates that there exists conflict ... 0.0.0.0 hostIP" waits, as upstream, the
+whole PodStartTimeout (5 min) for pod5 to leave Pending (createHostPortPodOnNode with
+expectScheduled=false ignores the result), so it needs SHEPHERD_CONFORMANCE_TEST_TIMEOUT
+above ~330 s (conftest.py's default per-test limit is 150 s).
 """
 
+import decimal
+import math
 import random
 import threading
 import time
 
+import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from e2e_framework import (Watcher, WatchClosed, all_nodes_ready, by,
+from e2e_deployment import (add_or_update_label_on_node, expect_node_has_label,
+                            remove_label_off_node)
+from e2e_framework import (AGNHOST_IMAGE, Watcher, WatchClosed, all_nodes_ready, by,
                            check_testing_ns_deleted_except, conformance, describe_error,
-                           expect_no_error, fail, get_ready_schedulable_nodes, logf)
+                           expect_no_error, fail, get_ready_schedulable_nodes, logf, new_uuid,
+                           wait_for_pod_not_pending, wait_for_pod_running,
+                           wait_timeout_for_pod_running)
 
 # imageutils.GetPauseImageName() in v1.32 (test/utils/image/manifest.go: GcRegistry
 # "registry.k8s.io", "pause", "3.10"). Kept as upstream names it: nothing pulls it here.
@@ -25,6 +48,8 @@ PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 
 # e2epod.DefaultNonRootUser
 DEFAULT_NON_ROOT_USER = 1000
+
+POD_START_SHORT_TIMEOUT = 2 * 60  # f.Timeouts.PodStartShort
 
 # test/e2e/scheduling/framework.go
 STABLE_CLUSTER_TIMEOUT = 10 * 60  # timeout
@@ -371,6 +396,105 @@ class SchedulerPredicates:
             fail("Cleaning up the replication controller is not ported (RC %s)", self.rc_name)
 
 
+def create_pause_pod(f, conf):
+    """createPausePod"""
+    namespace = conf.get("namespace") or f.namespace.metadata.name
+    return expect_no_error(f.core.create_namespaced_pod, namespace, init_pause_pod(conf))
+
+
+def run_pause_pod(f, conf):
+    """runPausePod"""
+    pod = create_pause_pod(f, conf)
+    err = wait_timeout_for_pod_running(f.core, pod.metadata.name, pod.metadata.namespace,
+                                       POD_START_SHORT_TIMEOUT)
+    if err is not None:
+        fail("unexpected error: %s", err)
+    return expect_no_error(f.core.read_namespaced_pod, conf.get("name", ""),
+                           pod.metadata.namespace)
+
+
+def run_pod_and_get_node_name(f, conf):
+    """runPodAndGetNodeName"""
+    # launch a pod to find a node which can launch a pod. We intentionally do
+    # not just take the node list and choose the first of them. Depending on the
+    # cluster and the scheduler it might be that a "normal" pod cannot be
+    # scheduled onto it.
+    pod = run_pause_pod(f, conf)
+
+    by("Explicitly delete pod here to free the resource it takes.")
+    expect_no_error(f.core.delete_namespaced_pod, pod.metadata.name, f.namespace.metadata.name,
+                    body=client.V1DeleteOptions(grace_period_seconds=0))  # NewDeleteOptions(0)
+
+    return pod.spec.node_name
+
+
+def get_node_that_can_run_pod(f):
+    """GetNodeThatCanRunPod: trying to launch a pod without a label to get a node which can
+    launch it"""
+    by("Trying to launch a pod without a label to get a node which can launch it.")
+    return run_pod_and_get_node_name(f, {"name": "without-label"})
+
+
+def _milli_value(quantity):
+    """resource.Quantity.MilliValue() (rounded up)"""
+    if quantity is None:
+        return 0
+    from kubernetes.utils import parse_quantity
+    return int(math.ceil(parse_quantity(quantity) * decimal.Decimal(1000)))
+
+
+def new_milli_quantity(milli):
+    """resource.NewMilliQuantity(milli, DecimalSI) as it is written."""
+    if milli % 1000 == 0:
+        return str(milli // 1000)
+    return "%dm" % milli
+
+
+def get_requested_cpu(pod):
+    """getRequestedCPU"""
+    result = 0
+    for container in pod.spec.containers:
+        requests = (container.resources.requests if container.resources else None) or {}
+        result += _milli_value(requests.get("cpu"))
+    return result
+
+
+def create_host_port_pod_on_node(f, pod_name, ns, host_ip, port, protocol, node_selector,
+                                 expect_scheduled):
+    """createHostPortPodOnNode: a pod using hostport on the specified node according to the
+    nodeSelector; it starts an http server on the exposed port."""
+    host_port_pod = client.V1Pod(
+        metadata=client.V1ObjectMeta(name=pod_name),
+        spec=client.V1PodSpec(
+            containers=[client.V1Container(
+                name="agnhost",
+                image=AGNHOST_IMAGE,  # imageutils.GetE2EImage(imageutils.Agnhost)
+                args=["netexec", "--http-port=8080", "--udp-port=8080"],
+                ports=[client.V1ContainerPort(host_port=port, container_port=8080,
+                                              protocol=protocol, host_ip=host_ip or None)],
+                readiness_probe=client.V1Probe(
+                    http_get=client.V1HTTPGetAction(path="/hostname", port=8080,
+                                                    scheme="HTTP")))],
+            node_selector=node_selector))
+    expect_no_error(f.core.create_namespaced_pod, ns, host_port_pod)
+
+    err = wait_for_pod_not_pending(f.core, ns, pod_name)
+    if expect_scheduled and err is not None:
+        fail("unexpected error: %s", err)
+
+
+def get_node_host_ip(f, node_name):
+    """getNodeHostIP: the first internal IP on the node matching the main Cluster IP family
+    (IPv4 here)"""
+    node = expect_no_error(f.core.read_node, node_name)
+    # e2enode.GetAddressesByTypeAndFamily(node, v1.NodeInternalIP, v1.IPv4Protocol)
+    ips = [a.address for a in ((node.status.addresses if node.status else None) or [])
+           if a.type == "InternalIP" and ":" not in a.address]
+    if not ips:
+        fail("Expected\n    %s\nnot to be empty", ips)
+    return ips[0]
+
+
 # Test Nodes does not have any label, hence it should be impossible to schedule Pod with
 # nonempty Selector set.
 #   Release: v1.9
@@ -400,5 +524,192 @@ def test_node_selector_not_matching(new_framework):
         wait_for_scheduler_after_action(d.f, create_pause_pod_action(d.f, conf), ns, pod_name,
                                         False)
         verify_result(cs, 0, 1, ns)
+    finally:
+        d.after_each()
+
+
+# This test verifies we don't allow scheduling of pods in a way that sum of
+# resource requests of pods is greater than machines capacity.
+# It assumes that cluster add-on pods stay stable and cannot be run in parallel
+# with any other test that touches Nodes or Pods.
+# It is so because we need to have precise control on what's running in the cluster.
+# Test scenario:
+# 1. Find the amount CPU resources on each node.
+# 2. Create one pod with affinity to each node that uses 70% of the node CPU.
+# 3. Wait for the pods to be scheduled.
+# 4. Create another pod with no affinity to any node that need 50% of the largest node CPU.
+# 5. Make sure this additional pod is not scheduled.
+#   Release: v1.9
+#   Testname: Scheduler, resource limits
+#   Description: Scheduling Pods MUST fail if the resource requests exceed Machine capacity.
+@conformance("[sig-scheduling] SchedulerPredicates [Serial] validates resource limits of pods "
+             "that are allowed to run [Conformance]")
+def test_resource_limits(new_framework):
+    d = SchedulerPredicates(new_framework)
+    d.before_each()
+    try:
+        cs, ns, f = d.cs, d.ns, d.f
+        wait_for_stable_cluster(cs, worker_nodes)
+        node_max_allocatable = 0
+        node_to_allocatable_map = {}
+        try:
+            for node in d.node_list.items:
+                node_ready = False
+                for condition in (node.status.conditions if node.status else None) or []:
+                    if condition.type == "Ready" and condition.status == "True":
+                        node_ready = True
+                        break
+                if not node_ready:
+                    continue
+                # Apply node label to each node
+                add_or_update_label_on_node(cs, node.metadata.name, "node", node.metadata.name)
+                expect_node_has_label(cs, node.metadata.name, "node", node.metadata.name)
+                # Find allocatable amount of CPU.
+                allocatable = ((node.status.allocatable if node.status else None) or {}).get("cpu")
+                if allocatable is None:
+                    fail("node.Status.Allocatable %s does not contain entry %s",
+                         node.status.allocatable, "cpu")
+                node_to_allocatable_map[node.metadata.name] = _milli_value(allocatable)
+                if node_max_allocatable < _milli_value(allocatable):
+                    node_max_allocatable = _milli_value(allocatable)
+
+            pods = expect_no_error(cs.list_pod_for_all_namespaces)
+            for pod in pods.items:
+                found = pod.spec.node_name in node_to_allocatable_map
+                phase = pod.status.phase if pod.status else None
+                if found and phase != "Succeeded" and phase != "Failed":
+                    logf("Pod %s requesting resource cpu=%dm on Node %s", pod.metadata.name,
+                         get_requested_cpu(pod), pod.spec.node_name)
+                    node_to_allocatable_map[pod.spec.node_name] -= get_requested_cpu(pod)
+
+            by("Starting Pods to consume most of the cluster CPU.")
+            # Create one pod per node that requires 70% of the node remaining CPU.
+            filler_pods = []
+            for node_name, cpu in node_to_allocatable_map.items():
+                requested_cpu = cpu * 7 // 10
+                logf("Creating a pod which consumes cpu=%dm on Node %s", requested_cpu,
+                     node_name)
+                filler_pods.append(create_pause_pod(f, {
+                    "name": "filler-pod-" + new_uuid(),
+                    "resources": client.V1ResourceRequirements(
+                        limits={"cpu": new_milli_quantity(requested_cpu)},
+                        requests={"cpu": new_milli_quantity(requested_cpu)}),
+                    "affinity": client.V1Affinity(node_affinity=client.V1NodeAffinity(
+                        required_during_scheduling_ignored_during_execution=client.V1NodeSelector(
+                            node_selector_terms=[client.V1NodeSelectorTerm(match_expressions=[
+                                client.V1NodeSelectorRequirement(key="node", operator="In",
+                                                                 values=[node_name])])]))),
+                }))
+            # Wait for filler pods to schedule.
+            for pod in filler_pods:
+                err = wait_for_pod_running(cs, pod)
+                if err is not None:
+                    fail("unexpected error: %s", err)
+            by("Creating another pod that requires unavailable amount of CPU.")
+            # Create another pod that requires 50% of the largest node CPU resources.
+            # This pod should remain pending as at least 70% of CPU of other nodes in
+            # the cluster are already consumed.
+            pod_name = "additional-pod"
+            conf = {
+                "name": pod_name,
+                "labels": {"name": "additional"},
+                "resources": client.V1ResourceRequirements(
+                    limits={"cpu": new_milli_quantity(node_max_allocatable * 5 // 10)},
+                    requests={"cpu": new_milli_quantity(node_max_allocatable * 5 // 10)}),
+            }
+            wait_for_scheduler_after_action(f, create_pause_pod_action(f, conf), ns, pod_name,
+                                            False)
+            verify_result(cs, len(filler_pods), 1, ns)
+        finally:
+            # Clean up added labels after this test.
+            for node_name in node_to_allocatable_map:
+                remove_label_off_node(cs, node_name, "node")
+    finally:
+        d.after_each()
+
+
+#   Release: v1.9
+#   Testname: Scheduler, node selector matching
+#   Description: Create a label on the node {k: v}. Then create a Pod with a NodeSelector set
+#   to {k: v}. Check to see if the Pod is scheduled. When the NodeSelector matches then Pod
+#   MUST be scheduled on that node.
+@conformance("[sig-scheduling] SchedulerPredicates [Serial] validates that NodeSelector is "
+             "respected if matching [Conformance]")
+def test_node_selector_matching(new_framework):
+    d = SchedulerPredicates(new_framework)
+    d.before_each()
+    try:
+        cs, ns, f = d.cs, d.ns, d.f
+        node_name = get_node_that_can_run_pod(f)
+
+        by("Trying to apply a random label on the found node.")
+        k = "kubernetes.io/e2e-%s" % new_uuid()
+        v = "42"
+        add_or_update_label_on_node(cs, node_name, k, v)
+        try:
+            expect_node_has_label(cs, node_name, k, v)
+
+            by("Trying to relaunch the pod, now with labels.")
+            label_pod_name = "with-labels"
+            create_pause_pod(f, {"name": label_pod_name, "node_selector": {k: v}})
+
+            # check that pod got scheduled. We intentionally DO NOT check that the
+            # pod is running because this will create a race condition with the
+            # kubelet and the scheduler: the scheduler might have scheduled a pod
+            # already when the kubelet does not know about its new label yet. The
+            # kubelet will then refuse to launch the pod.
+            err = wait_for_pod_not_pending(cs, ns, label_pod_name)
+            if err is not None:
+                fail("unexpected error: %s", err)
+            label_pod = expect_no_error(cs.read_namespaced_pod, label_pod_name, ns)
+            if label_pod.spec.node_name != node_name:
+                fail("Expected\n    <string>: %r\nto equal\n    <string>: %r",
+                     label_pod.spec.node_name, node_name)
+        finally:
+            remove_label_off_node(cs, node_name, k)
+    finally:
+        d.after_each()
+
+
+#   Release: v1.16
+#   Testname: Scheduling, HostPort and Protocol match, HostIPs different but one is default
+#   HostIP (0.0.0.0)
+#   Description: Pods with the same HostPort and Protocol, but different HostIPs, MUST NOT
+#   schedule to the same node if one of those IPs is the default HostIP of 0.0.0.0, which
+#   represents all IPs on the host.
+@conformance("[sig-scheduling] SchedulerPredicates [Serial] validates that there exists "
+             "conflict between pods with same hostPort and protocol but one using 0.0.0.0 "
+             "hostIP [Conformance]")
+@pytest.mark.test_timeout(420)  # upstream waits 5 minutes for pod5 to stay unschedulable
+def test_host_port_conflict_with_default_host_ip(new_framework):
+    d = SchedulerPredicates(new_framework)
+    d.before_each()
+    try:
+        cs, ns, f = d.cs, d.ns, d.f
+        node_name = get_node_that_can_run_pod(f)
+        host_ip = get_node_host_ip(f, node_name)
+        # use nodeSelector to make sure the testing pods get assigned on the same node to
+        # explicitly verify there exists conflict or not
+        by("Trying to apply a random label on the found node.")
+        k = "kubernetes.io/e2e-%s" % new_uuid()
+        v = "95"
+
+        node_selector = {k: v}
+
+        add_or_update_label_on_node(cs, node_name, k, v)
+        try:
+            expect_node_has_label(cs, node_name, k, v)
+
+            port = 54322
+            by("Trying to create a pod(pod4) with hostport %d and hostIP 0.0.0.0(empty string "
+               "here) and expect scheduled" % port)
+            create_host_port_pod_on_node(f, "pod4", ns, "", port, "TCP", node_selector, True)
+
+            by("Trying to create another pod(pod5) with hostport %d but hostIP %s on the node "
+               "which pod4 resides and expect not scheduled" % (port, host_ip))
+            create_host_port_pod_on_node(f, "pod5", ns, host_ip, port, "TCP", node_selector,
+                                         False)
+        finally:
+            remove_label_off_node(cs, node_name, k)
     finally:
         d.after_each()

@@ -1,6 +1,8 @@
 """Ports of the ReplicaSet [Conformance] tests of test/e2e/apps/replica_set.go
 (kubernetes/kubernetes): "Replace and Patch tests", "should validate Replicaset Status
-endpoints" and "should adopt matching pods on creation and release no longer matching pods".
+endpoints", "should adopt matching pods on creation and release no longer matching pods",
+"Replicaset should have a working scale subresource" and "should list and delete a
+collection of ReplicaSets".
 
 They need shepherd-controller-manager's ReplicaSet controller, the scheduler and the two
 nodes (conftest.py): the pods run for real.
@@ -23,8 +25,8 @@ from kubernetes.client.rest import ApiException
 from e2e_framework import (AGNHOST_IMAGE, poll, PAUSE_IMAGE, POD_START_TIMEOUT, PodClient, by,
                            compare_resource_version, conformance, describe_error,
                            expect_no_error, expect_valid_resource_version, fail, go_deref,
-                           is_conflict, is_not_found, logf, pods_created_by_label, raw_call,
-                           retry_on_conflict, selector_from_set, to_model,
+                           is_conflict, is_not_found, logf, pods_created_by_label, rand_string,
+                           raw_call, retry_on_conflict, selector_from_set, to_model,
                            update_replica_set_with_retries, verify_pods_running, watch_until)
 
 RS_RETRY_TIMEOUT = 2 * 60  # rsRetryTimeout
@@ -397,3 +399,147 @@ def test_rs_adopt_matching_and_release_not_matching(new_framework):
     err = poll(1, 60, released)
     if err is not None:
         fail("unexpected error: %s", err)
+
+
+def _expect_equal(actual, expected, explain=""):
+    """gomega.Expect(actual).To(gomega.Equal(expected), explain...)"""
+    if actual != expected or type(actual) is not type(expected):
+        fail("%sExpected\n    <%s>: %r\nto equal\n    <%s>: %r",
+             (explain + "\n") if explain else "", type(actual).__name__, actual,
+             type(expected).__name__, expected)
+
+
+def _spec_replicas(rs):
+    return go_deref(rs.spec.replicas if rs.spec is not None else None, "rs.Spec.Replicas")
+
+
+# Release: v1.21
+# Testname: ReplicaSet, completes the scaling of a ReplicaSet subresource
+# Description: Create a ReplicaSet (RS) with a single Pod. The Pod MUST be verified
+# that it is running. The RS MUST get and verify the scale subresource count.
+# The RS MUST update and verify the scale subresource. The RS MUST patch and verify
+# a scale subresource.
+@conformance("[sig-apps] ReplicaSet Replicaset should have a working scale subresource "
+             "[Conformance]")
+def test_rs_scale_subresources(new_framework):
+    """testRSScaleSubresources"""
+    f = replicaset_framework(new_framework)
+    ns = f.namespace.metadata.name
+    c = f.core
+    apps = client.AppsV1Api(f.api_client)
+
+    # Create webserver pods.
+    pod_name = "sample-pod"
+    rs_pod_labels = {"name": pod_name, "pod": AGNHOST_IMAGE_NAME}
+
+    rs_name = "test-rs"
+    replicas = 1
+    by("Creating replica set %r that asks for more than the allowed pod quota" % rs_name)
+    rs = new_rs(rs_name, replicas, rs_pod_labels, AGNHOST_IMAGE_NAME, AGNHOST, None)
+    expect_no_error(apps.create_namespaced_replica_set, ns, rs)
+
+    # Verify that the required pods have come up.
+    err = verify_pods_running(c, ns, pod_name, selector_from_set({"name": pod_name}), False,
+                              replicas)
+    if err is not None:
+        fail("error in waiting for pods to come up: %s: %s", err, err)
+
+    by("getting scale subresource")
+    try:
+        scale = apps.read_namespaced_replica_set_scale(rs_name, ns)
+    except ApiException as err:
+        fail("Failed to get scale subresource: %s", describe_error(err))
+    _expect_equal(scale.spec.replicas or 0, 1)
+    _expect_equal(scale.status.replicas or 0, 1)
+
+    by("updating a scale subresource")
+    scale.metadata.resource_version = ""  # indicate the scale update should be unconditional
+    scale.spec.replicas = 2
+    try:
+        scale_result = apps.replace_namespaced_replica_set_scale(rs_name, ns, scale)
+    except ApiException as err:
+        fail("Failed to put scale subresource: %s", describe_error(err))
+    _expect_equal(scale_result.spec.replicas or 0, 2)
+
+    by("verifying the replicaset Spec.Replicas was modified")
+    try:
+        rs = apps.read_namespaced_replica_set(rs_name, ns)
+    except ApiException as err:
+        fail("Failed to get statefulset resource: %s", describe_error(err))
+    _expect_equal(_spec_replicas(rs), 2)
+
+    by("Patch a scale subresource")
+    scale.metadata.resource_version = ""  # indicate the scale update should be unconditional
+    scale.spec.replicas = 4  # should be 2 after "UpdateScale" operation, now Patch to 4
+    # json.Marshal(autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 4}}): the zero
+    # ObjectMeta and ScaleStatus are structs, which encoding/json always writes.
+    rs_scale_patch_payload = {"metadata": {"creationTimestamp": None},
+                              "spec": {"replicas": scale.spec.replicas},
+                              "status": {"replicas": 0}}
+    expect_no_error(raw_call, f.api_client, "PATCH",
+                    "/apis/apps/v1/namespaces/%s/replicasets/%s/scale" % (ns, rs_name),
+                    body=rs_scale_patch_payload,
+                    headers={"Content-Type": "application/strategic-merge-patch+json"},
+                    response_type="V1Scale", explain="Failed to patch replicaset")
+
+    rs = expect_no_error(apps.read_namespaced_replica_set, rs_name, ns,
+                         explain="Failed to get replicaset resource")
+    _expect_equal(_spec_replicas(rs), 4, "replicaset should have 4 replicas")
+
+
+# Release: v1.22
+# Testname: ReplicaSet, list and delete a collection of ReplicaSets
+# Description: When a ReplicaSet is created it MUST succeed. It
+# MUST succeed when listing ReplicaSets via a label selector. It
+# MUST succeed when deleting the ReplicaSet via deleteCollection.
+@conformance("[sig-apps] ReplicaSet should list and delete a collection of ReplicaSets "
+             "[Conformance]")
+def test_rs_list_delete_collection(new_framework):
+    """listRSDeleteCollection"""
+    f = replicaset_framework(new_framework)
+    ns = f.namespace.metadata.name
+    c = f.core
+    rs_client = client.AppsV1Api(f.api_client)
+    one = 1
+    rs_name = "test-rs"
+    replicas = 3
+    e2e_value = rand_string(5)
+
+    # Define ReplicaSet Labels
+    pod_name = "sample-pod"
+    rs_pod_labels = {"name": pod_name, "pod": AGNHOST_IMAGE_NAME, "e2e": e2e_value}
+
+    by("Create a ReplicaSet")
+    rs = new_rs(rs_name, replicas, rs_pod_labels, AGNHOST_IMAGE_NAME, AGNHOST, None)
+    expect_no_error(rs_client.create_namespaced_replica_set, ns, rs)
+
+    by("Verify that the required pods have come up")
+    err = verify_pods_running(c, ns, pod_name, selector_from_set({"name": pod_name}), False,
+                              replicas)
+    if err is not None:
+        fail("Failed to create pods: %s: %s", err, err)
+    r = expect_no_error(rs_client.read_namespaced_replica_set, rs_name, ns,
+                        explain="failed to get ReplicaSets")
+    logf("Replica Status: %s", _sanitize(r.status))
+
+    by("Listing all ReplicaSets")
+    rs_list = expect_no_error(rs_client.list_replica_set_for_all_namespaces,
+                              label_selector="e2e=" + e2e_value,
+                              explain="failed to list ReplicaSets")
+    if len(rs_list.items) != 1:
+        fail("filtered list wasn't found\nExpected\n    %s\nto have length 1",
+             [i.metadata.name for i in rs_list.items])
+
+    by("DeleteCollection of the ReplicaSets")
+    expect_no_error(rs_client.delete_collection_namespaced_replica_set, ns,
+                    label_selector="e2e=" + e2e_value,
+                    body=client.V1DeleteOptions(grace_period_seconds=one),
+                    explain="failed to delete ReplicaSets")
+
+    by("After DeleteCollection verify that ReplicaSets have been deleted")
+    rs_list = expect_no_error(rs_client.list_replica_set_for_all_namespaces,
+                              label_selector="e2e=" + e2e_value,
+                              explain="failed to list ReplicaSets")
+    if rs_list.items:
+        fail("filtered list should have no replicas\nExpected\n    %s\nto be empty",
+             [_sanitize(i.metadata) for i in rs_list.items])

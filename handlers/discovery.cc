@@ -18,7 +18,7 @@ std::vector<std::string> subresourceVerbs(const std::string& sub) {
 }
 
 // The kind a subresource reads and writes: its resource's own, or another for scale,
-// binding and token.
+// binding, eviction and token.
 struct SubresourceKind {
   std::string group, version, kind;
 };
@@ -26,6 +26,7 @@ struct SubresourceKind {
 SubresourceKind subresourceKind(const apis::Resource& r, const std::string& sub) {
   if (sub == "scale") return {"autoscaling", "v1", "Scale"};
   if (sub == "binding") return {"", "v1", "Binding"};
+  if (sub == "eviction") return {"policy", "v1", "Eviction"};
   if (sub == "token") return {"authentication.k8s.io", "v1", "TokenRequest"};
   if (sub == "exec") return {"", "v1", "PodExecOptions"};
   if (sub == "attach") return {"", "v1", "PodAttachOptions"};

@@ -216,6 +216,7 @@ RestHandler::RestHandler(WatchRegistry& watches, registry::Registry& registry)
     };
   };
   addSubresource("", "pods", "binding", postOnly(&RestHandler::bind));
+  addSubresource("", "pods", "eviction", postOnly(&RestHandler::evict));
   addSubresource("", "bindings", "", postOnly(&RestHandler::bind));
   addSubresource("", "pods", "log", verb(&RestHandler::podLog));
   for (const char* sub : {"exec", "attach", "portforward"})

@@ -86,6 +86,7 @@ class RestHandler {
 
   // pods/binding and the legacy core/v1 bindings (binding.cc).
   void bind(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
+  void evict(http::Request& req, const std::shared_ptr<http::Responder>& resp, const RequestScope& s);
   // The admission of one write of `s` by the request's user.
   admission::Request admissionFor(const http::Request& req, const RequestScope& s, bool dry_run) const;
   // serviceaccounts/token: TokenRequest (token_request.cc).

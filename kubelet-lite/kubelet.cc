@@ -93,7 +93,31 @@ void Kubelet::onPod(const client::Object& obj) {
     it->second->update(obj);
     return;
   }
-  workers_[uid] = std::make_shared<PodWorker>(*this, obj);
+  workers_[uid] = std::make_shared<PodWorker>(*this, obj, admit(*obj));
+}
+
+std::optional<PodRejection> Kubelet::admit(const json::Value& pod) {
+  std::string_view phase = json::getStringPath(pod, {"status", "phase"});
+  if (phase == "Succeeded" || phase == "Failed" || json::findPath(pod, {"metadata", "deletionTimestamp"}))
+    return std::nullopt;
+  std::string uid(json::getStringPath(pod, {"metadata", "uid"}));
+  std::vector<client::Object> pods = pods_.list();
+  std::vector<const json::Value*> active;
+  for (const auto& o : pods) {
+    std::string other(json::getStringPath(*o, {"metadata", "uid"}));
+    std::string_view p = json::getStringPath(*o, {"status", "phase"});
+    if (other == uid || !workers_.count(other) || rejected_.count(other) || p == "Succeeded" || p == "Failed")
+      continue;
+    active.push_back(o.get());
+  }
+  auto rejection = admitPod(pod, active);
+  if (rejection) {
+    LOG_INFO("kubelet-lite: pod " << json::getStringPath(pod, {"metadata", "namespace"}) << "/"
+                                  << json::getStringPath(pod, {"metadata", "name"})
+                                  << " rejected: " << rejection->message);
+    rejected_.insert(uid);
+  }
+  return rejection;
 }
 
 void Kubelet::onPodDelete(const client::Object& obj) {
@@ -126,6 +150,7 @@ void Kubelet::housekeeping() {
       for (auto it = workers_.begin(); it != workers_.end();) {
         if (it->second->done()) {
           finished.push_back(it->second);
+          rejected_.erase(it->first);
           it = workers_.erase(it);
         } else {
           ++it;
@@ -202,6 +227,47 @@ DataLookup Kubelet::dataLookup() {
       for (auto& kv : bin->GetObject())
         out[std::string(json::view(kv.name))] = base64Decode(json::view(kv.value)).value_or("");
     return out;
+  };
+}
+
+ClaimLookup Kubelet::claimLookup() {
+  return [this](const std::string& ns, const std::string& name) -> Result<std::string> {
+    std::string what = "error processing PVC " + ns + "/" + name + ": ";
+    auto claim = client_.get(
+        "/api/v1/namespaces/" + client::urlEncode(ns) + "/persistentvolumeclaims/" + client::urlEncode(name),
+        client::RequestOptions{10000, 3});
+    if (!claim)
+      return ApiError::make(400, "FailedMount",
+                            what + "failed to fetch PVC from API server: " + claim.error().message);
+    if (const json::Value* d = json::findPath(*claim, {"metadata", "deletionTimestamp"}); d && !d->IsNull())
+      return ApiError::make(400, "FailedMount",
+                            what + "can't start pod because PVC " + ns + "/" + name + " is being deleted");
+    std::string volume(json::getStringPath(*claim, {"spec", "volumeName"}));
+    if (volume.empty() || json::getStringPath(*claim, {"status", "phase"}) != "Bound")
+      return ApiError::make(400, "FailedMount", what + "PVC is not bound");
+    auto pv = client_.get("/api/v1/persistentvolumes/" + client::urlEncode(volume),
+                          client::RequestOptions{10000, 3});
+    if (!pv)
+      return ApiError::make(
+          400, "FailedMount",
+          what + "failed to fetch PV " + volume + " from API server: " + pv.error().message);
+    if (const json::Value* local = json::findPath(*pv, {"spec", "local"}); local && local->IsObject()) {
+      std::string path(json::getString(*local, "path"));
+      std::error_code ec;
+      if (!fs::is_directory(path, ec))
+        return ApiError::make(400, "FailedMount",
+                              "MountVolume.NewMounter initialization failed for volume \"" + volume +
+                                  "\" : path \"" + path + "\" does not exist");
+      return path;
+    }
+    if (const json::Value* hp = json::findPath(*pv, {"spec", "hostPath"}); hp && hp->IsObject()) {
+      std::string path(json::getString(*hp, "path"));
+      if (auto st = checkHostPathType(path, std::string(json::getString(*hp, "type"))); !st)
+        return st.error();
+      return path;
+    }
+    return ApiError::make(400, "FailedMount",
+                          "volume " + volume + ": only local and hostPath volumes can be mounted");
   };
 }
 

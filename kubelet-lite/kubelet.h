@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,7 +19,9 @@
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "kubelet-lite/env.h"
+#include "kubelet-lite/pod_admission.h"
 #include "kubelet-lite/runtime_service.h"
+#include "kubelet-lite/volumes.h"
 
 namespace shepherd::kubelet {
 
@@ -54,6 +57,8 @@ class Kubelet {
   RuntimeService& runtime() { return runtime_; }
   const KubeletConfig& config() const { return cfg_; }
   DataLookup dataLookup();
+  // Claims resolved through the API to their bound volume's host path (local or hostPath).
+  ClaimLookup claimLookup();
   std::string podDir(const std::string& uid) const { return cfg_.root_dir + "/pods/" + uid; }
   std::string podLogDir(const std::string& ns, const std::string& name, const std::string& uid) const {
     return cfg_.root_dir + "/logs/pods/" + ns + "_" + name + "_" + uid;
@@ -73,6 +78,9 @@ class Kubelet {
  private:
   void onPod(const client::Object& obj);
   void onPodDelete(const client::Object& obj);
+  // Node admission of a pod new to this node (mu_ held); a rejection is remembered so
+  // the pod does not count as active for the next one.
+  std::optional<PodRejection> admit(const json::Value& pod);
   void housekeeping();
   void cleanupOrphans();
 
@@ -82,6 +90,7 @@ class Kubelet {
   client::Informer pods_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<PodWorker>> workers_;  // by pod uid
+  std::set<std::string> rejected_;  // uids of workers whose pods admission rejected
   std::atomic<bool> stop_{false};
   std::thread housekeeper_;
   client::EventRecorder events_;  // source kubelet, host and instance the node

@@ -117,13 +117,19 @@ bool NodeAgent::registerNode() {
   for (const auto& [k, v] : all)
     labels += (labels.empty() ? "" : ",") + json::serialize(json::Value(rapidjson::StringRef(k.c_str()))) +
               ":" + json::serialize(json::Value(rapidjson::StringRef(v.c_str())));
+  std::string annotations;
+  for (const auto& [k, v] : cfg_.annotations)
+    annotations += (annotations.empty() ? "" : ",") +
+                   json::serialize(json::Value(rapidjson::StringRef(k.c_str()))) + ":" +
+                   json::serialize(json::Value(rapidjson::StringRef(v.c_str())));
   std::string status;
   {
     std::lock_guard<std::mutex> g(mu_);
     status = statusJson();
   }
   std::string body = R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + cfg_.name +
-                     R"(","labels":{)" + labels + R"(}},"spec":{},"status":)" + status + "}";
+                     R"(","labels":{)" + labels + R"(},"annotations":{)" + annotations +
+                     R"(}},"spec":{},"status":)" + status + "}";
   auto created = client_.post("/api/v1/nodes", body, client::RequestOptions{10000, 1});
   if (created) {
     node_uid_ = json::getStringPath(created.value(), {"metadata", "uid"});
@@ -135,8 +141,10 @@ bool NodeAgent::registerNode() {
     return false;
   }
   // Already registered: refresh labels and status.
-  auto patched = client_.patch("/api/v1/nodes/" + cfg_.name, R"({"metadata":{"labels":{)" + labels + "}}}",
-                               "application/merge-patch+json", client::RequestOptions{10000, 1});
+  auto patched =
+      client_.patch("/api/v1/nodes/" + cfg_.name,
+                    R"({"metadata":{"labels":{)" + labels + R"(},"annotations":{)" + annotations + "}}}",
+                    "application/merge-patch+json", client::RequestOptions{10000, 1});
   if (!patched) {
     LOG_WARN("kubelet-lite: cannot update node labels: " << patched.error().message);
     return false;

@@ -16,11 +16,15 @@
 
 namespace shepherd::kubelet {
 
+// The node's directory for local-path volumes (controllers/localpath), set by kubelet-lite.
+inline constexpr const char* kLocalStoragePathAnnotation = "shepherd.io/local-storage-path";
+
 struct NodeConfig {
   std::string name;
   std::string internal_ip = "127.0.0.1";
   int kubelet_port = 10250;
   std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
   std::string runtime_version;  // "containerd://1.6.20" or "fake://"
   int64_t max_pods = 110;
   // Overrides of what the machine reports (for fake nodes in scale tests).

@@ -155,6 +155,8 @@ NodeConfig nodeConfig(const KubeletOptions& o, int kubelet_port, const std::stri
   nc.internal_ip = o.node_ip;
   nc.kubelet_port = kubelet_port;
   nc.labels = o.labels;
+  // Where the local-path provisioner puts this node's volumes (its helper pods make them).
+  if (!o.fake_runtime) nc.annotations[kLocalStoragePathAnnotation] = o.root_dir + "/storage";
   nc.runtime_version = runtime_version;
   nc.max_pods = o.max_pods;
   nc.cpu = o.cpu;

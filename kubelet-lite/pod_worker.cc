@@ -10,7 +10,8 @@ namespace shepherd::kubelet {
 
 using namespace pod_worker_detail;
 
-PodWorker::PodWorker(Kubelet& kubelet, const client::Object& pod) : k_(kubelet), pod_(pod) {
+PodWorker::PodWorker(Kubelet& kubelet, const client::Object& pod, std::optional<PodRejection> rejection)
+    : k_(kubelet), rejection_(std::move(rejection)), pod_(pod) {
   ns_ = json::getStringPath(*pod, {"metadata", "namespace"});
   name_ = json::getStringPath(*pod, {"metadata", "name"});
   uid_ = json::getStringPath(*pod, {"metadata", "uid"});
@@ -74,6 +75,15 @@ bool PodWorker::sync() {
     return false;
   }
   if (json::findPath(pod, {"metadata", "deletionTimestamp"})) return terminate(pod, true);
+  if (rejection_) {
+    if (failed_reason_.empty()) {
+      failed_reason_ = rejection_->reason;
+      failed_message_ = "Pod was rejected: " + rejection_->message;
+      k_.event(pod, "Warning", rejection_->reason, rejection_->message);
+    }
+    writeStatus(pod);
+    return true;
+  }
   if (!adopted_) {
     adopted_ = true;
     adopt(pod);

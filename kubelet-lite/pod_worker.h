@@ -17,6 +17,7 @@
 #include "api.pb.h"
 #include "client/informer.h"
 #include "kubelet-lite/kubelet.h"
+#include "kubelet-lite/pod_admission.h"
 #include "kubelet-lite/probes.h"
 
 namespace shepherd::kubelet {
@@ -53,7 +54,9 @@ struct ContainerRecord {
 
 class PodWorker {
  public:
-  PodWorker(Kubelet& kubelet, const client::Object& pod);
+  // A rejected pod (node admission) is never started: its status says why.
+  PodWorker(Kubelet& kubelet, const client::Object& pod,
+            std::optional<PodRejection> rejection = std::nullopt);
   ~PodWorker();
   void update(const client::Object& pod);
   // The pod is gone from the API: tear down what still runs, then end.
@@ -81,7 +84,8 @@ class PodWorker {
                       const std::string& reason, const std::string& message);
   void refreshContainer(const json::Value& spec, ContainerRecord& rec);
   void runProbes(const json::Value& pod, const json::Value& spec, ContainerRecord& rec);
-  void writeStatus(const json::Value& pod);
+  // Writes the status when it changed; false when the write failed.
+  bool writeStatus(const json::Value& pod);
   std::string buildStatus(const json::Value& pod);
   runtime::v1::PodSandboxConfig sandboxConfig(const json::Value& pod);
   bool adopt(const json::Value& pod);
@@ -89,6 +93,7 @@ class PodWorker {
   std::string containerId(const std::string& id) const;
 
   Kubelet& k_;
+  const std::optional<PodRejection> rejection_;
   std::string key_, uid_, ns_, name_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -114,8 +119,9 @@ class PodWorker {
   std::string sandbox_error_;
   std::chrono::steady_clock::time_point next_sandbox_try_{};
   bool adopted_ = false;
-  bool initialized_ = false;       // init containers done (sidecars started) once
-  bool sidecars_stopped_ = false;  // the main containers finished: sidecars stay stopped
+  bool initialized_ = false;           // init containers done (sidecars started) once
+  bool sidecars_stopped_ = false;      // the main containers finished: sidecars stay stopped
+  bool stopped_for_deletion_ = false;  // containers stopped because the pod is being deleted
 };
 
 }  // namespace shepherd::kubelet

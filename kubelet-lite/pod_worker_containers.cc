@@ -81,11 +81,15 @@ Status PodWorker::startContainer(const json::Value& pod, const json::Value& spec
   // The fake runtime runs no process: nothing is made on the host for its containers
   // (volumes, /etc/hosts, the termination-message file, the log directory).
   const bool onHost = !k_.config().fake;
-  auto vols = onHost ? prepareVolumes(k_.podDir(uid_), facts, k_.dataLookup()) : PreparedVolumes{};
+  auto vols =
+      onHost ? prepareVolumes(k_.podDir(uid_), facts, k_.dataLookup(), k_.claimLookup()) : PreparedVolumes{};
   if (!vols) {
     rec.waiting_reason = "ContainerCreating";
     rec.waiting_message = vols.error().message;
-    containerEvent(pod, rec, "Warning", "FailedMount", "MountVolume.SetUp failed: " + vols.error().message);
+    containerEvent(pod, rec, "Warning", "FailedMount",
+                   vols.error().reason == "UnmountedVolumes"
+                       ? vols.error().message
+                       : "MountVolume.SetUp failed: " + vols.error().message);
     return vols.error();
   }
   std::map<std::string, std::string> envMap(env->begin(), env->end());

@@ -76,6 +76,13 @@ runtime::v1::PodSandboxConfig PodWorker::sandboxConfig(const json::Value& pod) {
   nsOpts->set_ipc(json::getBool(*json::find(pod, "spec"), "hostIPC") ? runtime::v1::NODE : runtime::v1::POD);
   if (auto u = json::findPath(pod, {"spec", "securityContext", "runAsUser"}); u && u->IsInt64())
     sc->mutable_run_as_user()->set_value(u->GetInt64());
+  // A privileged container needs a privileged sandbox (HasPrivilegedContainer upstream);
+  // containerd refuses it otherwise.
+  for (bool init : {false, true})
+    for (auto& ctr : containersOf(pod, init).GetArray())
+      if (const json::Value* csc = json::find(ctr, "securityContext");
+          csc && csc->IsObject() && json::getBool(*csc, "privileged"))
+        sc->set_privileged(true);
   return c;
 }
 
@@ -192,6 +199,17 @@ bool PodWorker::terminate(const json::Value& pod, bool final_delete) {
     for (auto& t : stoppers) t.join();
     int64_t spent = std::chrono::duration_cast<std::chrono::seconds>(Steady::now() - begun).count();
     stopSidecars(pod, std::max<int64_t>(2, grace - spent));
+    if (final_delete) {
+      // The terminal status (containers terminated, phase Succeeded or Failed) is written
+      // before the final delete, so whoever holds a finalizer sees how the pod ended.
+      stopped_for_deletion_ = true;
+      for (auto* m : {&containers_, &init_})
+        for (auto& spec : containersOf(pod, m == &init_).GetArray()) {
+          auto it = m->find(std::string(json::getString(spec, "name")));
+          if (it != m->end() && !it->second.id.empty()) refreshContainer(spec, it->second);
+        }
+      if (!writeStatus(pod)) return true;  // try again before deleting
+    }
     if (sandbox_id_.empty()) {
       runtime::v1::PodSandboxFilter f;
       (*f.mutable_label_selector())["io.kubernetes.pod.uid"] = uid_;

@@ -117,6 +117,10 @@ std::string PodWorker::buildStatus(const json::Value& pod) {
     else
       phase = policy == "Never" ? "Failed" : "Running";
   }
+  // A pod whose containers were stopped for its deletion ends in a terminal phase (since
+  // upstream 1.27): Succeeded when every main container exited 0, Failed otherwise.
+  if (stopped_for_deletion_ && phase != "Succeeded" && phase != "Failed")
+    phase = mains > 0 && succeeded == mains ? "Succeeded" : "Failed";
   st.AddMember("phase", json::str(phase, a), a);
   if (!failed_reason_.empty()) {
     st.AddMember("reason", json::str(failed_reason_, a), a);
@@ -191,9 +195,9 @@ std::string PodWorker::buildStatus(const json::Value& pod) {
   return json::serialize(st);
 }
 
-void PodWorker::writeStatus(const json::Value& pod) {
+bool PodWorker::writeStatus(const json::Value& pod) {
   std::string status = buildStatus(pod);
-  if (status == last_status_) return;  // written only when it changes
+  if (status == last_status_) return true;  // written only when it changes
   auto r = k_.api().patch(
       "/api/v1/namespaces/" + ns_ + "/pods/" + name_ + "/status?fieldManager=kubelet-lite",
       R"({"status":)" + status + "}", "application/merge-patch+json", client::RequestOptions{10000, 1});
@@ -201,9 +205,11 @@ void PodWorker::writeStatus(const json::Value& pod) {
     last_status_ = status;
     std::lock_guard<std::mutex> g(mu_);
     own_rv_ = std::string(json::getStringPath(*r, {"metadata", "resourceVersion"}));
-  } else if (r.error().code != 404) {
-    LOG_WARN("kubelet-lite: status of " << key_ << " not written: " << r.error().message);
+    return true;
   }
+  if (r.error().code == 404) return true;
+  LOG_WARN("kubelet-lite: status of " << key_ << " not written: " << r.error().message);
+  return false;
 }
 
 }  // namespace shepherd::kubelet

@@ -85,42 +85,6 @@ void pruneStale(const std::string& dir, const Written& written) {
   for (const auto& p : stale) fs::remove(p, ec);
 }
 
-// Upstream's hostPath checkTypeInternal: the *OrCreate types create what is missing (a
-// directory 0755, or a file 0644 without its parents), then every type checks the kind.
-Status checkHostPathType(const std::string& path, const std::string& type) {
-  if (type.empty()) return okStatus();
-  struct stat st {};
-  bool exists = stat(path.c_str(), &st) == 0;
-  auto failed = [&](const std::string& what) {
-    return ApiError::make(400, "FailedMount", "hostPath type check failed: " + path + " is not a " + what);
-  };
-  if (type == "DirectoryOrCreate" || type == "Directory") {
-    if (type == "DirectoryOrCreate" && !exists) {
-      if (!makeDirs(path, 0755))
-        return ApiError::make(400, "FailedMount", "mkdir " + path + ": " + std::strerror(errno));
-      return okStatus();
-    }
-    if (!exists || !S_ISDIR(st.st_mode)) return failed("directory");
-  } else if (type == "FileOrCreate" || type == "File") {
-    if (type == "FileOrCreate" && !exists) {
-      int fd = ::open(path.c_str(), O_CREAT | O_RDONLY | O_CLOEXEC, 0644);
-      if (fd < 0) return ApiError::make(400, "FailedMount", "open " + path + ": " + std::strerror(errno));
-      ::close(fd);
-      return okStatus();
-    }
-    if (!exists || !S_ISREG(st.st_mode)) return failed("file");
-  } else if (type == "Socket") {
-    if (!exists || !S_ISSOCK(st.st_mode)) return failed("socket file");
-  } else if (type == "CharDevice") {
-    if (!exists || !S_ISCHR(st.st_mode)) return failed("character device");
-  } else if (type == "BlockDevice") {
-    if (!exists || !S_ISBLK(st.st_mode)) return failed("block device");
-  } else {
-    return ApiError::make(400, "FailedMount", type + " is an invalid volume type");
-  }
-  return okStatus();
-}
-
 // Whether `dir` is a mount point (its device differs from its parent's), as upstream's
 // IsLikelyNotMountPoint decides.
 bool isMountPoint(const std::string& dir) {
@@ -160,6 +124,42 @@ Status projectDownward(const std::string& dir, const json::Value* items, const P
 }
 
 }  // namespace
+
+// Upstream's hostPath checkTypeInternal: the *OrCreate types create what is missing (a
+// directory 0755, or a file 0644 without its parents), then every type checks the kind.
+Status checkHostPathType(const std::string& path, const std::string& type) {
+  if (type.empty()) return okStatus();
+  struct stat st {};
+  bool exists = stat(path.c_str(), &st) == 0;
+  auto failed = [&](const std::string& what) {
+    return ApiError::make(400, "FailedMount", "hostPath type check failed: " + path + " is not a " + what);
+  };
+  if (type == "DirectoryOrCreate" || type == "Directory") {
+    if (type == "DirectoryOrCreate" && !exists) {
+      if (!makeDirs(path, 0755))
+        return ApiError::make(400, "FailedMount", "mkdir " + path + ": " + std::strerror(errno));
+      return okStatus();
+    }
+    if (!exists || !S_ISDIR(st.st_mode)) return failed("directory");
+  } else if (type == "FileOrCreate" || type == "File") {
+    if (type == "FileOrCreate" && !exists) {
+      int fd = ::open(path.c_str(), O_CREAT | O_RDONLY | O_CLOEXEC, 0644);
+      if (fd < 0) return ApiError::make(400, "FailedMount", "open " + path + ": " + std::strerror(errno));
+      ::close(fd);
+      return okStatus();
+    }
+    if (!exists || !S_ISREG(st.st_mode)) return failed("file");
+  } else if (type == "Socket") {
+    if (!exists || !S_ISSOCK(st.st_mode)) return failed("socket file");
+  } else if (type == "CharDevice") {
+    if (!exists || !S_ISCHR(st.st_mode)) return failed("character device");
+  } else if (type == "BlockDevice") {
+    if (!exists || !S_ISBLK(st.st_mode)) return failed("block device");
+  } else {
+    return ApiError::make(400, "FailedMount", type + " is an invalid volume type");
+  }
+  return okStatus();
+}
 
 bool writeFileAtomic(const std::string& path, const std::string& content, int mode) {
   std::string tmp = path + ".tmp-" + std::to_string(getpid());
@@ -245,7 +245,7 @@ void applyFsGroup(const std::string& dir, gid_t gid, bool read_only) {
 }
 
 Result<PreparedVolumes> prepareVolumes(const std::string& pod_dir, const PodFacts& facts,
-                                       const DataLookup& lookup) {
+                                       const DataLookup& lookup, const ClaimLookup& claims) {
   PreparedVolumes out;
   const json::Value& pod = *facts.pod;
   std::string ns(json::getStringPath(pod, {"metadata", "namespace"}));
@@ -254,6 +254,22 @@ Result<PreparedVolumes> prepareVolumes(const std::string& pod_dir, const PodFact
   for (auto& v : vols->GetArray()) {
     std::string name(json::getString(v, "name"));
     std::string dir = pod_dir + "/volumes/" + name;
+    std::string claim;
+    if (const json::Value* pvc = json::find(v, "persistentVolumeClaim"); pvc && pvc->IsObject())
+      claim = json::getString(*pvc, "claimName");
+    else if (const json::Value* eph = json::find(v, "ephemeral"); eph && eph->IsObject())
+      claim = std::string(json::getStringPath(pod, {"metadata", "name"})) + "-" + name;
+    if (!claim.empty()) {
+      Result<std::string> path =
+          claims ? claims(ns, claim) : Result<std::string>(ApiError::internal("no claim lookup"));
+      if (!path)
+        return ApiError::make(400, "UnmountedVolumes",
+                              "Unable to attach or mount volumes: unmounted volumes=[" + name +
+                                  "], unattached volumes=[], failed to process volumes=[" + name +
+                                  "]: " + path.error().message);
+      out.host_paths[name] = *path;
+      continue;
+    }
     if (const json::Value* hp = json::find(v, "hostPath")) {
       std::string path(json::getString(*hp, "path"));
       if (auto st = checkHostPathType(path, std::string(json::getString(*hp, "type"))); !st)

@@ -3,6 +3,7 @@
 // configMap, secret, downwardAPI and projected — and bind-mounted into containers.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,10 +19,21 @@ struct PreparedVolumes {
   std::vector<std::string> tmpfs_mounts;          // to unmount on teardown
 };
 
+// The host path of the volume bound to a claim (namespace, claim name), or why the pod
+// cannot have it yet ("error processing PVC ns/name: PVC is not bound", ...).
+using ClaimLookup = std::function<Result<std::string>(const std::string& ns, const std::string& claim)>;
+
 // Creates or refreshes every volume of the pod under `pod_dir`/volumes. A missing
-// non-optional configMap or secret is an error with reason FailedMount.
+// non-optional configMap or secret is an error with reason FailedMount; a claim
+// (persistentVolumeClaim, or an ephemeral volume's <pod>-<volume> claim) whose volume the
+// pod cannot have yet is one with reason UnmountedVolumes and upstream's "Unable to attach
+// or mount volumes: ..." message.
 Result<PreparedVolumes> prepareVolumes(const std::string& pod_dir, const PodFacts& facts,
-                                       const DataLookup& lookup);
+                                       const DataLookup& lookup, const ClaimLookup& claims = nullptr);
+
+// Upstream's hostPath type check: the *OrCreate types create what is missing (a directory
+// 0755, or a file 0644), then every type checks the kind (FailedMount otherwise).
+Status checkHostPathType(const std::string& path, const std::string& type);
 
 // Unmounts tmpfs volumes and removes the pod directory.
 void teardownVolumes(const std::string& pod_dir);

@@ -1,4 +1,6 @@
-// The objects every cluster starts with: system namespaces and default/kubernetes.
+// The objects every cluster starts with: system namespaces, default/kubernetes and the
+// system priority classes.
+#include "apis/kinds/kinds.h"
 #include "auth/bootstrap_policy.h"
 #include "common/log.h"
 #include "registry/registry.h"
@@ -82,8 +84,23 @@ Status Registry::bootstrap(int port) {
       R"(}],"sessionAffinity":"None"}})";
   if (auto st = ensureCreated(store("", "v1", "services"), "default", svc); !st) return st;
 
+  if (Store* classes = store("scheduling.k8s.io", "v1", "priorityclasses"))
+    for (const auto& pc : apis::kinds::systemPriorityClasses()) {
+      json::Document d;
+      d.SetObject();
+      auto& a = d.GetAllocator();
+      d.AddMember("apiVersion", "scheduling.k8s.io/v1", a);
+      d.AddMember("kind", "PriorityClass", a);
+      json::Value m(rapidjson::kObjectType);
+      m.AddMember("name", json::str(pc.name, a), a);
+      d.AddMember("metadata", m, a);
+      d.AddMember("value", json::Value(pc.value), a);
+      d.AddMember("description", json::str(pc.description, a), a);
+      if (auto st = ensureCreated(classes, "", json::serialize(d)); !st) return st;
+    }
   if (auto st = bootstrapPolicy(); !st) return st;
-  LOG_INFO("bootstrap: namespaces and the default/kubernetes Service (" << ip << ") in place");
+  LOG_INFO("bootstrap: namespaces, the default/kubernetes Service ("
+           << ip << ") and the system priority classes in place");
   return okStatus();
 }
 

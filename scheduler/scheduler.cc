@@ -43,6 +43,7 @@ Scheduler::Scheduler(client::Client& client, SchedulerOptions opts)
       pods_(client, client::InformerOptions{"", "v1", "pods", "", "",
                                             "status.phase!=Succeeded,status.phase!=Failed", 500}),
       nodes_(client, client::InformerOptions{"", "v1", "nodes", "", "", "", 500}),
+      volume_binding_(client),
       queue_(opts_.initial_backoff, opts_.max_backoff),
       events_(client, eventOptions(opts_)) {
   client::EventHandlers ph;
@@ -65,12 +66,15 @@ Scheduler::~Scheduler() {
 bool Scheduler::startInformers(int timeout_ms) {
   nodes_.start();
   pods_.start();
-  return nodes_.waitForSync(timeout_ms) && pods_.waitForSync(timeout_ms);
+  volume_binding_.start();
+  return nodes_.waitForSync(timeout_ms) && pods_.waitForSync(timeout_ms) &&
+         volume_binding_.waitForSync(timeout_ms);
 }
 
 void Scheduler::stopInformers() {
   pods_.stop();
   nodes_.stop();
+  volume_binding_.stop();
 }
 
 void Scheduler::run() {
@@ -221,6 +225,7 @@ void Scheduler::scheduleOne(const std::string& key) {
   }
   std::string chosen;
   std::string failure;
+  PodClaims claims = volume_binding_.preFilter(*obj);
   {
     MutexLock g(cache_mu_);
     size_t numNodes = node_order_.size();
@@ -235,16 +240,23 @@ void Scheduler::scheduleOne(const std::string& key) {
     std::vector<std::vector<std::string>> reasons;
     size_t start = numNodes ? next_start_ % numNodes : 0;
     size_t visited = 0;
-    for (; visited < numNodes && feasible.size() < toFind; ++visited) {
+    for (; visited < numNodes && feasible.size() < toFind && claims.unresolvable.empty(); ++visited) {
       NodeInfo& n = node_map_[node_order_[(start + visited) % numNodes]];
       auto why = filter(pod, n);
+      if (why.empty() && claims.any) {
+        client::Object node = nodes_.get(n.name);
+        if (node) why = volume_binding_.filter(claims, *node);
+      }
       if (why.empty())
         feasible.push_back(&n);
       else
         reasons.push_back(std::move(why));
     }
     next_start_ = numNodes ? (start + visited) % numNodes : 0;
-    if (feasible.empty()) {
+    if (!claims.unresolvable.empty()) {
+      // PreFilter's failure holds for every node.
+      failure = "0/" + std::to_string(numNodes) + " nodes are available: " + claims.unresolvable + ".";
+    } else if (feasible.empty()) {
       failure = unschedulableMessage(numNodes, reasons);
     } else {
       int64_t best = -1;
@@ -275,7 +287,7 @@ void Scheduler::scheduleOne(const std::string& key) {
   }
   {
     MutexLock g(bind_mu_);
-    bind_queue_.push_back(BindTask{pod, chosen, rvOf(*obj), started});
+    bind_queue_.push_back(BindTask{pod, obj, claims.any, chosen, rvOf(*obj), started});
   }
   bind_cv_.notify_one();
 }
@@ -289,6 +301,20 @@ void Scheduler::bindLoop() {
       if (bind_queue_.empty()) return;
       t = std::move(bind_queue_.front());
       bind_queue_.pop_front();
+    }
+    if (t.volumes) {
+      client::Object node = nodes_.get(t.node);
+      PodClaims claims = volume_binding_.preFilter(*t.object);
+      std::string err = node ? claims.unresolvable : "node \"" + t.node + "\" not found";
+      if (err.empty()) err = volume_binding_.preBind(claims, *node, opts_.volume_bind_timeout, stopping_);
+      if (!err.empty()) {
+        forgetAssumed(t.pod, t.node);
+        metrics_.errors++;
+        recordFailure(t.pod, t.resource_version, "running PreBind plugin \"VolumeBinding\": " + err);
+        queue_.done(t.pod.key);
+        queue_.backoff(t.pod.key);
+        continue;
+      }
     }
     std::string body = R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":")" + t.pod.name +
                        R"(","namespace":")" + t.pod.ns + R"(","uid":")" + t.pod.uid +
@@ -307,15 +333,7 @@ void Scheduler::bindLoop() {
       continue;
     }
     // Forget the assumption; the informer will show what really happened.
-    {
-      MutexLock g(cache_mu_);
-      auto it = pod_node_.find(t.pod.key);
-      if (it != pod_node_.end() && it->second == t.node) {
-        auto n = node_map_.find(t.node);
-        if (n != node_map_.end()) n->second.removePod(t.pod.key);
-        pod_node_.erase(it);
-      }
-    }
+    forgetAssumed(t.pod, t.node);
     if (r.error().code == 409 || r.error().code == 404) {
       // Bound by someone else, or gone: nothing to retry.
       metrics_.bind_conflicts++;
@@ -327,6 +345,16 @@ void Scheduler::bindLoop() {
     LOG_WARN("scheduler: binding " << t.pod.key << " to " << t.node << " failed: " << r.error().message);
     queue_.done(t.pod.key);
     queue_.backoff(t.pod.key);
+  }
+}
+
+void Scheduler::forgetAssumed(const PodInfo& pod, const std::string& node) {
+  MutexLock g(cache_mu_);
+  auto it = pod_node_.find(pod.key);
+  if (it != pod_node_.end() && it->second == node) {
+    auto n = node_map_.find(node);
+    if (n != node_map_.end()) n->second.removePod(pod.key);
+    pod_node_.erase(it);
   }
 }
 

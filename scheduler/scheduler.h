@@ -22,6 +22,7 @@
 #include "common/mutex.h"
 #include "scheduler/node_info.h"
 #include "scheduler/scheduling_queue.h"
+#include "scheduler/volume_binding.h"
 
 namespace shepherd::scheduler {
 
@@ -30,6 +31,8 @@ struct SchedulerOptions {
   std::string instance;                  // reportingInstance of events
   int percentage_of_nodes_to_score = 0;  // 0 = adaptive, as upstream
   int bind_workers = 16;
+  // How long PreBind waits for a pod's claims to be bound (bindTimeoutSeconds).
+  std::chrono::seconds volume_bind_timeout{600};
   std::chrono::milliseconds initial_backoff{1000};
   std::chrono::milliseconds max_backoff{10000};
 };
@@ -69,6 +72,8 @@ class Scheduler {
  private:
   struct BindTask {
     PodInfo pod;
+    client::Object object;  // the pod as scheduled
+    bool volumes = false;   // it has claims: PreBind them first
     std::string node;
     std::string resource_version;
     std::chrono::steady_clock::time_point started;
@@ -86,6 +91,8 @@ class Scheduler {
   void scheduleLoop();
   void scheduleOne(const std::string& key);
   void bindLoop();
+  // Forgets that `pod` was assumed on `node` (its bind failed).
+  void forgetAssumed(const PodInfo& pod, const std::string& node);
   void recordFailure(const PodInfo& pod, const std::string& rv, const std::string& message);
   // An events.k8s.io event about `pod` (at `resource_version`).
   void emit(const PodInfo& pod, const std::string& resource_version, const std::string& reason,
@@ -96,6 +103,7 @@ class Scheduler {
   SchedulerOptions opts_;
   client::Informer pods_;
   client::Informer nodes_;
+  VolumeBinding volume_binding_;
   SchedulingQueue queue_;
   SchedulerMetrics metrics_;
 

@@ -96,6 +96,13 @@ class DaemonSetStrategy final : public Strategy {
     json::set(obj, "status", json::Value(rapidjson::kObjectType), obj.GetAllocator());
     if (templateGeneration(obj) < 1) setTemplateGeneration(obj, 1);
   }
+  // DaemonSetStatus serializes these counters even when zero (no omitempty upstream).
+  static void defaultStatus(json::Value& obj, json::Allocator& a) {
+    json::Value& st = json::ensureObject(obj, "status", a);
+    for (const char* f :
+         {"currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady"})
+      if (!json::find(st, f)) json::set(st, f, json::Value(0), a);
+  }
   void prepareForUpdate(json::Document& obj, const json::Value& old, const StrategyContext&) const override {
     // The template's generation moves with the template and with nothing else.
     int64_t g = std::max<int64_t>(templateGeneration(old), 1);
@@ -116,6 +123,7 @@ class DaemonSetStrategy final : public Strategy {
     if (!json::find(spec, "revisionHistoryLimit"))
       json::set(spec, "revisionHistoryLimit", json::Value(10), a);
     if (json::Value* ps = json::findPath(spec, {"template", "spec"})) defaultPodSpec(*ps, a);
+    defaultStatus(obj, a);
   }
   void validate(const json::Value& obj, FieldErrors& errs) const override { validateSpec(obj, errs); }
   void validateUpdate(const json::Value& obj, const json::Value& old, FieldErrors& errs) const override {

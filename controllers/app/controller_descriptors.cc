@@ -8,12 +8,15 @@
 #include "controllers/cronjob/cronjob_controller.h"
 #include "controllers/daemonset/daemonset_controller.h"
 #include "controllers/deployment/deployment_controller.h"
+#include "controllers/disruption/disruption_controller.h"
 #include "controllers/endpoint/endpoints_controller.h"
 #include "controllers/endpointslice/endpointslice_controller.h"
 #include "controllers/garbagecollector/garbage_collector.h"
 #include "controllers/job/job_controller.h"
+#include "controllers/localpath/local_path_provisioner.h"
 #include "controllers/namespace/namespace_controller.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
+#include "controllers/persistentvolume/pv_controller.h"
 #include "controllers/podgc/pod_gc_controller.h"
 #include "controllers/replicaset/replica_set_controller.h"
 #include "controllers/serviceaccount/root_ca_publisher.h"
@@ -108,6 +111,28 @@ Result<RunningController> statefulSets(ControllerContext& c) {
   return r;
 }
 
+Result<RunningController> disruptionBudgets(ControllerContext& c) {
+  RunningController r = withEvents(c, "controllermanager");
+  r.controller = std::make_unique<disruption::DisruptionController>(c.client, c.informers, *r.events);
+  r.workers = 1;  // upstream runs one worker per queue
+  return r;
+}
+
+Result<RunningController> persistentVolumeBinder(ControllerContext& c) {
+  RunningController r = withEvents(c, "persistentvolume-controller");
+  r.controller =
+      std::make_unique<persistentvolume::PersistentVolumeController>(c.client, c.informers, *r.events);
+  r.workers = 1;  // upstream's claim and volume workers are one each and not reentrant
+  return r;
+}
+
+Result<RunningController> localPathProvisioner(ControllerContext& c) {
+  RunningController r = withEvents(c, localpath::kProvisionerName);
+  r.controller = std::make_unique<localpath::LocalPathProvisioner>(c.client, c.informers, *r.events);
+  r.workers = 2;
+  return r;
+}
+
 Result<RunningController> deployment(ControllerContext& c) {
   RunningController r = withEvents(c, "deployment-controller");
   r.controller = std::make_unique<DeploymentController>(c.client, c.informers, *r.events);
@@ -194,6 +219,9 @@ const std::vector<ControllerDescriptor>& controllerDescriptors() {
       {"daemonset", daemonSets},
       {"job", jobs},
       {"statefulset", statefulSets},
+      {"disruption", disruptionBudgets},
+      {"persistentvolume-binder", persistentVolumeBinder},
+      {"local-path-provisioner", localPathProvisioner},
       {"cronjob", cronJobs},
       {"ttl-after-finished", ttlAfterFinished},
       {"endpoint", endpoints},

@@ -108,16 +108,36 @@ DaemonSetController::DaemonSetController(client::Client& c, client::SharedInform
   nh.on_update = [this](const client::Object& old, const client::Object& o) { onNodeChange(old, o); };
   nh.on_delete = [this](const client::Object& o) { onNodeChange(nullptr, o); };
   nodes_.addHandlers(std::move(nh));
+  // ControllerRevisions, as upstream's add/update/deleteHistory: a new revision with an
+  // owner changes nothing (its owner made it); an orphan may be adopted; a change of owner
+  // or labels, or a deletion, is news to the owners involved.
   client::EventHandlers rh;
-  auto revisionChanged = [this](const client::Object& o) {
-    if (client::Object ds = resolveControllerRef(*o))
-      queue_.add(client::objectKey(*ds));
+  auto ownerOf = [this](const client::Object& o) {
+    if (client::Object ds = resolveControllerRef(*o)) queue_.add(client::objectKey(*ds));
+  };
+  rh.on_add = [this, ownerOf](const client::Object& o) {
+    if (json::findPath(*o, {"metadata", "deletionTimestamp"}))
+      ownerOf(o);
     else if (!controllerRef(*o))
       enqueueMatching(*o);
   };
-  rh.on_add = revisionChanged;
-  rh.on_update = [revisionChanged](const client::Object&, const client::Object& o) { revisionChanged(o); };
-  rh.on_delete = revisionChanged;
+  rh.on_update = [this, ownerOf](const client::Object& old, const client::Object& o) {
+    if (json::getStringPath(*old, {"metadata", "resourceVersion"}) ==
+        json::getStringPath(*o, {"metadata", "resourceVersion"}))
+      return;
+    const json::Value* oldRef = controllerRef(*old);
+    const json::Value* ref = controllerRef(*o);
+    bool refChanged = (oldRef == nullptr) != (ref == nullptr) || (oldRef && *oldRef != *ref);
+    const json::Value* oldLabels = json::findPath(*old, {"metadata", "labels"});
+    const json::Value* labels = json::findPath(*o, {"metadata", "labels"});
+    bool labelsChanged = (oldLabels == nullptr) != (labels == nullptr) || (labels && *oldLabels != *labels);
+    if (refChanged && oldRef) ownerOf(old);
+    if (ref)
+      ownerOf(o);
+    else if (labelsChanged || refChanged)
+      enqueueMatching(*o);
+  };
+  rh.on_delete = ownerOf;
   revisions_.addHandlers(std::move(rh));
 }
 

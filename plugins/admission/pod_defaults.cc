@@ -54,17 +54,6 @@ Status DefaultTolerationSeconds::admit(const Attributes& a, json::Document& obj,
   return okStatus();
 }
 
-// On update too, so a PUT without the fields keeps them (they may not change anyway).
-Status Priority::admit(const Attributes& a, json::Document& obj, const json::Value*) const {
-  if (!isPod(a) || a.operation == Operation::Delete) return okStatus();
-  json::Value* spec = specOf(obj);
-  if (!spec || json::find(*spec, "priorityClassName")) return okStatus();
-  setIfMissing(*spec, "priority", json::Value(0), obj.GetAllocator());
-  setIfMissing(*spec, "preemptionPolicy", json::str("PreemptLowerPriority", obj.GetAllocator()),
-               obj.GetAllocator());
-  return okStatus();
-}
-
 Status ServiceAccount::admit(const Attributes& a, json::Document& obj, const json::Value*) const {
   if (!isPod(a) || a.operation == Operation::Delete) return okStatus();
   json::Value* spec = specOf(obj);

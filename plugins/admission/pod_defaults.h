@@ -2,9 +2,8 @@
 // - DefaultTolerationSeconds: unless the pod tolerates them already, the not-ready and
 //   unreachable NoExecute taints are tolerated for a while (--default-*-toleration-seconds),
 //   on create and update.
-// - Priority: with no priority class, priority 0 and the PreemptLowerPriority policy.
 // - ServiceAccount: the namespace's `default` account when none is named.
-// Priority and ServiceAccount fill in only what is missing, also on update (a PUT that
+// ServiceAccount fills in only what is missing, also on update (a PUT that
 // leaves the fields out keeps them; they may not change).
 #pragma once
 
@@ -27,13 +26,6 @@ class DefaultTolerationSeconds final : public shepherd::admission::Plugin {
 
  private:
   const int64_t not_ready_, unreachable_;
-};
-
-class Priority final : public shepherd::admission::Plugin {
- public:
-  const char* name() const override { return "Priority"; }
-  Status admit(const shepherd::admission::Attributes& a, json::Document& obj,
-               const json::Value* old) const override;
 };
 
 class ServiceAccount final : public shepherd::admission::Plugin {

@@ -265,3 +265,116 @@ def test_a_statefulset_keeps_its_identities_through_updates_and_scaling(cluster)
     wait_until(lambda: sorted(sts_pods(c, ns)) == ["web-0"], "web-1 and web-2 to go")
     kubectl(c, "-n", ns, "delete", "sts", "web")
     wait_until(lambda: not sts_pods(c, ns), "web-0 to go")
+
+
+def test_a_statefulsets_replicas_keep_their_own_data_when_it_is_deleted_and_recreated(cluster):
+    c = cluster
+    ns = namespace(c, "data")
+    # No storageClassName: the claims get the default class, local-path, whose volumes are
+    # directories on the node the scheduler picked for each replica.
+    manifest = json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "db"},
+         "spec": {"clusterIP": "None", "selector": {"app": "db"}, "ports": [{"port": 80}]}},
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
+         "spec": {"replicas": 3, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                  "template": {"metadata": {"labels": {"app": "db"}}, "spec": {
+                      "terminationGracePeriodSeconds": 1,
+                      "containers": [{"name": "c", "image": "busybox",
+                                      "command": ["sh", "-c", "hostname >> /data/id; exec sleep 3600"],
+                                      "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]}},
+                  "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                      "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "64Mi"}}}}]}}]})
+    kubectl(c, "-n", ns, "apply", "-f", "-", input=manifest)
+    kubectl(c, "-n", ns, "rollout", "status", "sts/db", "--timeout=180s")
+    claims = {p["metadata"]["name"]: p for p in get_json(c, "-n", ns, "pvc")["items"]}
+    assert sorted(claims) == ["data-db-0", "data-db-1", "data-db-2"], sorted(claims)
+    for name, pvc in claims.items():
+        assert pvc["spec"]["storageClassName"] == "local-path", pvc["spec"]
+        assert pvc["status"]["phase"] == "Bound", pvc["status"]
+        assert pvc["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"] == "yes"
+        pv = get_json(c, "pv/" + pvc["spec"]["volumeName"])
+        assert pv["spec"]["claimRef"]["name"] == name and pv["status"]["phase"] == "Bound", pv
+        assert pv["metadata"]["annotations"]["pv.kubernetes.io/provisioned-by"] == "rancher.io/local-path"
+        assert pv["spec"]["local"]["path"].endswith("/%s_%s_%s" % (pv["metadata"]["name"], ns, name)), pv["spec"]
+        node = pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"][0]
+        pod = get_json(c, "-n", ns, "pod/" + name[len("data-"):])
+        assert pod["spec"]["nodeName"] == node, (pod["spec"]["nodeName"], node)
+    row = kubectl(c, "-n", ns, "get", "pvc", "data-db-0", "--no-headers").stdout.split()
+    assert row[:2] == ["data-db-0", "Bound"] and row[3:6] == ["64Mi", "RWO", "local-path"], row
+    for i in range(3):
+        out = kubectl(c, "-n", ns, "exec", "db-%d" % i, "--", "cat", "/data/id").stdout
+        assert out == "db-%d\n" % i, out
+    # Deleted and re-created: each replica finds its own claim, on its volume's node.
+    kubectl(c, "-n", ns, "delete", "sts", "db", "--wait=true")
+    wait_until(lambda: not get_json(c, "-n", ns, "pods", "-l", "app=db")["items"], "the replicas to go")
+    kubectl(c, "-n", ns, "apply", "-f", "-", input=manifest)
+    kubectl(c, "-n", ns, "rollout", "status", "sts/db", "--timeout=180s")
+    again = {p["metadata"]["name"]: p["metadata"]["uid"] for p in get_json(c, "-n", ns, "pvc")["items"]}
+    assert again == {n: p["metadata"]["uid"] for n, p in claims.items()}, again
+    for i in range(3):
+        out = kubectl(c, "-n", ns, "exec", "db-%d" % i, "--", "cat", "/data/id").stdout
+        assert out == "db-%d\ndb-%d\n" % (i, i), out
+    # Claims deleted: their volumes are released, their directories removed, then they go.
+    volumes = [p["spec"]["volumeName"] for p in claims.values()]
+    dirs = [get_json(c, "pv/" + v)["spec"]["local"]["path"] for v in volumes]
+    assert all(os.path.isdir(d) for d in dirs), dirs
+    kubectl(c, "-n", ns, "delete", "sts", "db", "--wait=true")
+    wait_until(lambda: not get_json(c, "-n", ns, "pods", "-l", "app=db")["items"], "the replicas to go")
+    kubectl(c, "-n", ns, "delete", "pvc", "--all", "--wait=true")
+    left = lambda: [v for v in get_json(c, "pv")["items"] if v["metadata"]["name"] in volumes]  # noqa: E731
+    wait_until(lambda: not left(), "the released volumes to be deleted", timeout=180)
+    assert not [d for d in dirs if os.path.exists(d)], dirs
+
+
+def test_kubectl_drain_stops_at_a_disruption_budget_and_proceeds_when_it_allows(cluster):
+    c = cluster
+    ns = namespace(c, "drain")
+    node = c["nodes"][0]
+    kubectl(c, "-n", ns, "apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "guarded"},
+         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "guarded"}}, "template": {
+             "metadata": {"labels": {"app": "guarded"}},
+             "spec": {"nodeSelector": {"kubernetes.io/hostname": node}, "terminationGracePeriodSeconds": 1,
+                      "containers": [{"name": "c", "image": "busybox", "command": ["sleep", "3600"]}]}}}},
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "guard"},
+         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}}}]}))
+    kubectl(c, "-n", ns, "rollout", "status", "deploy/guarded", "--timeout=120s")
+    first = get_json(c, "-n", ns, "pods", "-l", "app=guarded")["items"][0]["metadata"]["name"]
+    wait_until(lambda: get_json(c, "-n", ns, "pdb/guard").get("status", {}).get("currentHealthy") == 1,
+               "the budget to count the pod")
+    pdb = get_json(c, "-n", ns, "pdb/guard")
+    assert pdb["status"]["disruptionsAllowed"] == 0 and pdb["status"]["desiredHealthy"] == 1, pdb["status"]
+    cond = [x for x in pdb["status"]["conditions"] if x["type"] == "DisruptionAllowed"][0]
+    assert (cond["status"], cond["reason"]) == ("False", "InsufficientPods"), cond
+    row = kubectl(c, "-n", ns, "get", "pdb", "guard", "--no-headers").stdout.split()
+    assert row[:4] == ["guard", "1", "N/A", "0"], row
+    try:
+        # The budget allows no disruption: drain cordons the node, retries the eviction
+        # (429) and gives up at its timeout; the pod stays.
+        out = kubectl(c, "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=12s",
+                      check=False)
+        assert out.returncode != 0, out.stdout
+        assert "Cannot evict pod as it would violate the pod's disruption budget." in out.stderr, out.stderr
+        assert get_json(c, "node/" + node)["spec"].get("unschedulable") is True
+        assert get_json(c, "-n", ns, "pod/" + first)["metadata"].get("deletionTimestamp") is None
+        # The raw eviction answers 429 with the budget's numbers.
+        evict = kubectl(c, "create", "--raw", "/api/v1/namespaces/%s/pods/%s/eviction" % (ns, first), "-f", "-",
+                        check=False, input=json.dumps({"apiVersion": "policy/v1", "kind": "Eviction",
+                                                       "metadata": {"name": first, "namespace": ns}}))
+        assert evict.returncode != 0 and "TooManyRequests" in evict.stderr or "429" in evict.stderr, evict.stderr
+        # Once the budget allows one disruption, drain evicts the pod.
+        kubectl(c, "-n", ns, "patch", "pdb", "guard", "--type=merge",
+                "-p", '{"spec":{"minAvailable":null,"maxUnavailable":1}}')
+        wait_until(lambda: get_json(c, "-n", ns, "pdb/guard")["status"].get("disruptionsAllowed") == 1,
+                   "the budget to allow a disruption")
+        kubectl(c, "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=60s")
+        wait_until(lambda: first not in [p["metadata"]["name"] for p in
+                                         get_json(c, "-n", ns, "pods", "-l", "app=guarded")["items"]],
+                   "the evicted pod to go")
+        # Its replacement waits for the cordoned node.
+        pods = get_json(c, "-n", ns, "pods", "-l", "app=guarded")["items"]
+        assert len(pods) == 1 and pods[0]["status"]["phase"] == "Pending", pods
+    finally:
+        kubectl(c, "uncordon", node)
+    kubectl(c, "-n", ns, "rollout", "status", "deploy/guarded", "--timeout=120s")
+    kubectl(c, "delete", "namespace", ns, "--wait=false")

@@ -1,10 +1,15 @@
 // The admission chain and its plugins, on objects as the store hands them over.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "apis/catalog.h"
 #include "plugins/admission/chain.h"
+#include "plugins/admission/default_storage_class.h"
 #include "plugins/admission/node_restriction.h"
 #include "plugins/admission/pod_defaults.h"
+#include "plugins/admission/priority.h"
 #include "registry/registry.h"
 #include "storage/sqlite_storage.h"
 #include "test_util.h"
@@ -53,15 +58,15 @@ struct Env {
 TEST(Admission, ChainRunsEveryPluginInOrder) {
   plugins::admission::ChainOptions o;
   auto chain = plugins::admission::buildChain(o);
-  EXPECT_EQ(chain->names(),
-            (std::vector<std::string>{"ServiceAccount", "Priority", "DefaultTolerationSeconds"}));
+  EXPECT_EQ(chain->names(), (std::vector<std::string>{"ServiceAccount", "Priority",
+                                                      "DefaultTolerationSeconds", "DefaultStorageClass"}));
   Env e;
   o.registry = e.reg.get();
   auth::AlwaysAllowAuthorizer allow;
   o.authorizer = &allow;
   EXPECT_EQ(plugins::admission::buildChain(o)->names(),
             (std::vector<std::string>{"ServiceAccount", "NodeRestriction", "Priority",
-                                      "DefaultTolerationSeconds"}));
+                                      "DefaultTolerationSeconds", "DefaultStorageClass"}));
 }
 
 TEST(Admission, NewPodsGetServiceAccountPriorityAndTolerations) {
@@ -81,14 +86,92 @@ TEST(Admission, NewPodsGetServiceAccountPriorityAndTolerations) {
   ASSERT_EQ(ts.Size(), 2u);
   EXPECT_EQ(json::getString(ts[1], "key"), "node.kubernetes.io/not-ready");
   EXPECT_EQ(json::getInt(ts[1], "tolerationSeconds").value(), 30);
-  // A named account and a priority class are kept; subresources are left alone.
-  auto named = doc(R"({"spec":{"serviceAccountName":"builder","priorityClassName":"high","containers":[]}})");
+  // A named account is kept; a priority class that does not exist is refused;
+  // subresources are left alone.
+  auto named = doc(R"({"spec":{"serviceAccountName":"builder","containers":[]}})");
   ASSERT_TRUE(chain->admit(attrs(Operation::Create, "pods", "alice"), named, nullptr).ok());
   EXPECT_EQ(json::getStringPath(named, {"spec", "serviceAccount"}), "builder");
-  EXPECT_FALSE(json::findPath(named, {"spec", "priority"}));
+  auto classed = doc(R"({"metadata":{"name":"p"},"spec":{"priorityClassName":"high","containers":[]}})");
+  auto refused = chain->admit(attrs(Operation::Create, "pods", "alice"), classed, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, "pods \"p\" is forbidden: no PriorityClass with name high was found");
   auto status = doc(R"({"spec":{"containers":[]}})");
   ASSERT_TRUE(chain->admit(attrs(Operation::Update, "pods", "alice", "status"), status, nullptr).ok());
   EXPECT_FALSE(json::findPath(status, {"spec", "tolerations"}));
+}
+
+TEST(Admission, PriorityComesFromThePodsPriorityClass) {
+  Env e;
+  registry::Store& classes = *e.reg->store("scheduling.k8s.io", "v1", "priorityclasses");
+  auto high = doc(R"({"metadata":{"name":"high"},"value":1000,"preemptionPolicy":"Never"})");
+  ASSERT_TRUE(classes.create("", high, registry::WriteOptions{}).ok());
+  plugins::admission::Priority pr(e.reg.get());
+  Attributes a = attrs(Operation::Create, "pods", "alice");
+  auto pod = doc(R"({"metadata":{"name":"p"},"spec":{"priorityClassName":"high","containers":[]}})");
+  ASSERT_TRUE(pr.admit(a, pod, nullptr).ok());
+  EXPECT_EQ(json::findPath(pod, {"spec", "priority"})->GetInt(), 1000);
+  EXPECT_EQ(json::getStringPath(pod, {"spec", "preemptionPolicy"}), "Never");
+  auto own =
+      doc(R"({"metadata":{"name":"p"},"spec":{"priorityClassName":"high","priority":5,"containers":[]}})");
+  auto r = pr.admit(a, own, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, 403);
+  EXPECT_EQ(
+      r.error().message,
+      "pods \"p\" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority "
+      "admission controller computed 1000 from the given PriorityClass name");
+  // A global default class names itself on pods that name none; a second default is refused.
+  auto low = doc(R"({"metadata":{"name":"low"},"value":10,"globalDefault":true})");
+  ASSERT_TRUE(classes.create("", low, registry::WriteOptions{}).ok());
+  auto plain = doc(R"({"spec":{"containers":[]}})");
+  ASSERT_TRUE(pr.admit(a, plain, nullptr).ok());
+  EXPECT_EQ(json::getStringPath(plain, {"spec", "priorityClassName"}), "low");
+  EXPECT_EQ(json::findPath(plain, {"spec", "priority"})->GetInt(), 10);
+  Attributes pc;
+  pc.operation = Operation::Create;
+  pc.resource = apis::Catalog::instance().find("scheduling.k8s.io", "v1", "priorityclasses").get();
+  auto second =
+      pr.validate(pc, doc(R"({"metadata":{"name":"other"},"value":1,"globalDefault":true})"), nullptr);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().message,
+            "priorityclasses.scheduling.k8s.io \"other\" is forbidden: PriorityClass low is "
+            "already marked as default. Only one default can exist");
+  // An update keeps the priority the pod was created with.
+  auto old = doc(R"({"spec":{"priority":10,"preemptionPolicy":"PreemptLowerPriority","containers":[]}})");
+  auto put = doc(R"({"spec":{"containers":[]}})");
+  ASSERT_TRUE(pr.admit(attrs(Operation::Update, "pods", "alice"), put, &old).ok());
+  EXPECT_EQ(json::findPath(put, {"spec", "priority"})->GetInt(), 10);
+}
+
+TEST(Admission, AClaimWithoutAClassGetsTheNewestDefaultClass) {
+  Env e;
+  registry::Store& classes = *e.reg->store("storage.k8s.io", "v1", "storageclasses");
+  plugins::admission::DefaultStorageClass dsc(e.reg.get());
+  Attributes a = attrs(Operation::Create, "persistentvolumeclaims", "alice");
+  auto claim = [] { return doc(R"({"metadata":{"name":"c"},"spec":{"accessModes":["ReadWriteOnce"]}})"); };
+  // No default class: nothing changes.
+  auto plain = doc(R"({"metadata":{"name":"plain"},"provisioner":"a"})");
+  ASSERT_TRUE(classes.create("", plain, registry::WriteOptions{}).ok());
+  auto none = claim();
+  ASSERT_TRUE(dsc.admit(a, none, nullptr).ok());
+  EXPECT_FALSE(json::findPath(none, {"spec", "storageClassName"}));
+  for (const char* name : {"first", "second"}) {
+    auto cls =
+        doc(std::string(R"({"metadata":{"name":")") + name +
+            R"(","annotations":{"storageclass.kubernetes.io/is-default-class":"true"}},"provisioner":"a"})");
+    ASSERT_TRUE(classes.create("", cls, registry::WriteOptions{}).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // creationTimestamps have seconds
+  }
+  auto c = claim();
+  ASSERT_TRUE(dsc.admit(a, c, nullptr).ok());
+  EXPECT_EQ(json::getStringPath(c, {"spec", "storageClassName"}), "second");
+  // "" is a class: left alone; so is an update.
+  auto empty = doc(R"({"metadata":{"name":"c"},"spec":{"storageClassName":""}})");
+  ASSERT_TRUE(dsc.admit(a, empty, nullptr).ok());
+  EXPECT_EQ(json::getStringPath(empty, {"spec", "storageClassName"}), "");
+  auto upd = claim();
+  ASSERT_TRUE(dsc.admit(attrs(Operation::Update, "persistentvolumeclaims", "alice"), upd, nullptr).ok());
+  EXPECT_FALSE(json::findPath(upd, {"spec", "storageClassName"}));
 }
 
 TEST(Admission, NodeRestrictionKeepsNodesToTheirOwnObjects) {

@@ -225,3 +225,96 @@ TEST(NodeValidation, TaintsAndPodCIDRs) {
                "spec.providerID: Forbidden: node updates may not change providerID except from \"\" to "
                "valid"}));
 }
+
+namespace {
+
+std::vector<std::string> validateUpdate(const std::shared_ptr<const Strategy>& s, const std::string& now,
+                                        const std::string& before) {
+  auto obj = parse(now), old = parse(before);
+  s->applyDefaults(obj, obj.GetAllocator());
+  s->applyDefaults(old, old.GetAllocator());
+  FieldErrors errs;
+  s->validateUpdate(obj, old, errs);
+  return lines(errs);
+}
+
+}  // namespace
+
+TEST(PersistentVolumeClaimValidation, AccessModesAndSize) {
+  auto s = kinds::persistentVolumeClaimStrategy();
+  EXPECT_EQ(validate(s, R"({"metadata": {"name": "c"}, "spec": {}})"),
+            (V{"spec.accessModes: Required value: at least 1 access mode is required",
+               "spec.resources[storage]: Required value"}));
+  EXPECT_EQ(
+      validate(s, R"({"metadata": {"name": "c"}, "spec": {"accessModes": ["ReadWriteOncePod", "Sideways"],
+                          "resources": {"requests": {"storage": "0"}}, "volumeMode": "Tape"}})"),
+      (V{"spec.accessModes: Unsupported value: \"Sideways\": supported values: \"ReadOnlyMany\", "
+         "\"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\"",
+         "spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes",
+         "spec.resources[storage]: Invalid value: \"0\": must be greater than zero",
+         "spec.volumeMode: Unsupported value: \"Tape\": supported values: \"Block\", \"Filesystem\""}));
+  EXPECT_EQ(validate(s, R"({"metadata": {"name": "c"}, "spec": {"accessModes": ["ReadWriteOnce"],
+                          "resources": {"requests": {"storage": "1Gi"}}, "storageClassName": "Bad_Name"}})")
+                .size(),
+            1u);
+}
+
+TEST(PersistentVolumeClaimValidation, SpecIsFixedButABoundClaimMayGrow) {
+  auto s = kinds::persistentVolumeClaimStrategy();
+  auto claim = [](std::string_view size, std::string_view volume, std::string_view phase) {
+    return std::string(
+               R"({"metadata": {"name": "c"}, "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": ")") +
+           std::string(volume) + R"(", "resources": {"requests": {"storage": ")" + std::string(size) +
+           R"("}}}, "status": {"phase": ")" + std::string(phase) + R"("}})";
+  };
+  const std::string fixed =
+      "spec: Forbidden: spec is immutable after creation except resources.requests and "
+      "volumeAttributesClassName "
+      "for bound claims";
+  EXPECT_EQ(validateUpdate(s, claim("1Gi", "pv-1", "Pending"), claim("1Gi", "", "Pending")), V{});
+  EXPECT_EQ(validateUpdate(s, claim("1Gi", "pv-2", "Bound"), claim("1Gi", "pv-1", "Bound")), V{fixed});
+  EXPECT_EQ(validateUpdate(s, claim("2Gi", "pv-1", "Pending"), claim("1Gi", "pv-1", "Pending")), V{fixed});
+  EXPECT_EQ(validateUpdate(s, claim("2Gi", "pv-1", "Bound"), claim("1Gi", "pv-1", "Bound")), V{});
+  EXPECT_EQ(validateUpdate(s, claim("1Gi", "pv-1", "Bound"), claim("2Gi", "pv-1", "Bound")),
+            V{"spec.resources.requests.storage: Forbidden: field can not be less than previous value"});
+}
+
+TEST(PersistentVolumeValidation, CapacityModesAndOneVolumeType) {
+  auto s = kinds::persistentVolumeStrategy();
+  EXPECT_EQ(validate(s, R"({"metadata": {"name": "v"}, "spec": {}})"),
+            (V{"spec.accessModes: Required value", "spec.capacity: Required value",
+               "spec: Required value: must specify a volume type"}));
+  EXPECT_EQ(
+      validate(s, R"({"metadata": {"name": "v"}, "spec": {"accessModes": ["ReadWriteOnce"],
+                          "capacity": {"storage": "1Gi"}, "hostPath": {"path": "/tmp/v"}, "nfs": {"server": "s",
+                          "path": "/"}, "persistentVolumeReclaimPolicy": "Keep"}})"),
+      (V{"spec.persistentVolumeReclaimPolicy: Unsupported value: \"Keep\": supported values: \"Delete\", "
+         "\"Recycle\", \"Retain\"",
+         "spec.nfs: Forbidden: may not specify more than 1 volume type"}));
+  EXPECT_EQ(validate(s, R"({"metadata": {"name": "v"}, "spec": {"accessModes": ["ReadWriteOnce"],
+                          "capacity": {"storage": "1Gi"}, "local": {"path": "/mnt/disk"}}})"),
+            V{"spec.nodeAffinity: Required value: Local volume requires node affinity"});
+  auto pv = [](std::string_view path) {
+    return std::string(R"({"metadata": {"name": "v"}, "spec": {"accessModes": ["ReadWriteOnce"],
+        "capacity": {"storage": "1Gi"}, "hostPath": {"path": ")") +
+           std::string(path) + R"("}}})";
+  };
+  EXPECT_EQ(
+      validateUpdate(s, pv("/b"), pv("/a")),
+      V{"spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation"});
+  EXPECT_EQ(validateUpdate(s, pv("/a"), pv("/a")), V{});
+}
+
+TEST(StorageClassValidation, ProvisionerAndImmutableFields) {
+  auto s = kinds::storageClassStrategy();
+  EXPECT_EQ(validate(s, R"({"metadata": {"name": "sc"}})"), V{"provisioner: Required value"});
+  EXPECT_EQ(validate(s, R"({"metadata": {"name": "sc"}, "provisioner": "rancher.io/local-path",
+                          "reclaimPolicy": "Recycle", "volumeBindingMode": "Later"})"),
+            (V{"reclaimPolicy: Unsupported value: \"Recycle\": supported values: \"Delete\", \"Retain\"",
+               "volumeBindingMode: Unsupported value: \"Later\": supported values: \"Immediate\", "
+               "\"WaitForFirstConsumer\""}));
+  EXPECT_EQ(validateUpdate(s, R"({"metadata": {"name": "sc"}, "provisioner": "b", "parameters": {"x": "1"}})",
+                           R"({"metadata": {"name": "sc"}, "provisioner": "a"})"),
+            (V{"parameters: Forbidden: updates to parameters are forbidden.",
+               "provisioner: Forbidden: updates to provisioner are forbidden."}));
+}

@@ -27,6 +27,7 @@
 #include "kubelet-lite/cri_log.h"
 #include "kubelet-lite/env.h"
 #include "kubelet-lite/log_server.h"
+#include "kubelet-lite/pod_admission.h"
 #include "kubelet-lite/probes.h"
 #include "kubelet-lite/volumes.h"
 #include "net/http/message.h"
@@ -547,6 +548,40 @@ TEST(ResourceFieldRef, UnsetRequestsAreZero) {
 
 // ---------------------------------------------------------------------------------------
 // CRI log files.
+
+// Node admission (the kubelet's NodePorts predicate): host ports clash on the same port and
+// protocol when either address is 0.0.0.0 or both are the same.
+TEST(PodAdmission, RejectsAPodWhoseHostPortIsTaken) {
+  auto pod = [](std::string_view ports) {
+    return parseJson(std::string(R"({"spec": {"containers": [{"name": "c", "ports": )") + std::string(ports) +
+                     "}]}}");
+  };
+  json::Document taken = pod(R"([{"containerPort": 80, "hostPort": 21017}])");
+  std::vector<const json::Value*> active = {&taken};
+  auto r = admitPod(pod(R"([{"containerPort": 8080, "hostPort": 21017}])"), active);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->reason, "NodePorts");
+  EXPECT_EQ(r->message,
+            "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports");
+  EXPECT_TRUE(admitPod(pod(R"([{"containerPort": 80, "hostPort": 21018}])"), active) == std::nullopt);
+  EXPECT_TRUE(admitPod(pod(R"([{"containerPort": 80, "hostPort": 21017, "protocol": "UDP"}])"), active) ==
+              std::nullopt);
+  EXPECT_TRUE(admitPod(pod(R"([{"containerPort": 80}])"), active) == std::nullopt);
+  json::Document onOne = pod(R"([{"containerPort": 80, "hostPort": 9000, "hostIP": "127.0.0.1"}])");
+  std::vector<const json::Value*> one = {&onOne};
+  EXPECT_TRUE(admitPod(pod(R"([{"containerPort": 80, "hostPort": 9000, "hostIP": "127.0.0.2"}])"), one) ==
+              std::nullopt);
+  EXPECT_TRUE(admitPod(pod(R"([{"containerPort": 80, "hostPort": 9000}])"), one));
+  EXPECT_TRUE(admitPod(pod(R"([{"containerPort": 80, "hostPort": 9000, "hostIP": "127.0.0.1"}])"), one));
+  // Sidecar init containers hold their ports; ordinary init containers do not.
+  json::Document sidecar = parseJson(
+      R"({"spec": {"containers": [], "initContainers": [{"name": "s", "restartPolicy": "Always",
+          "ports": [{"containerPort": 1, "hostPort": 7000}]}, {"name": "i",
+          "ports": [{"containerPort": 1, "hostPort": 7001}]}]}})");
+  std::vector<const json::Value*> withSidecar = {&sidecar};
+  EXPECT_TRUE(admitPod(pod(R"([{"containerPort": 80, "hostPort": 7000}])"), withSidecar));
+  EXPECT_TRUE(admitPod(pod(R"([{"containerPort": 80, "hostPort": 7001}])"), withSidecar) == std::nullopt);
+}
 
 TEST(CriLog, ParsesLinesWithStreamsAndTimes) {
   auto lines = parseCriLog(
