@@ -60,6 +60,12 @@ std::vector<Resource> servedResources() {
        .short_names = {"pv"}, .namespaced = false, .subresources = {"status"},
        .return_deleted_object = true, .storage_prefix = "/registry/persistentvolumes/", .schema_name = core + "PersistentVolume",
        .strategy = persistentVolumeStrategy()},
+      {.version = "v1", .kind = "ResourceQuota", .plural = "resourcequotas", .singular = "resourcequota",
+       .short_names = {"quota"}, .subresources = {"status"}, .storage_prefix = "/registry/resourcequotas/",
+       .schema_name = core + "ResourceQuota", .strategy = resourceQuotaStrategy()},
+      {.version = "v1", .kind = "LimitRange", .plural = "limitranges", .singular = "limitrange",
+       .short_names = {"limits"}, .storage_prefix = "/registry/limitranges/", .schema_name = core + "LimitRange",
+       .strategy = limitRangeStrategy()},
       // The legacy way to bind a pod (POST .../namespaces/{ns}/bindings), answered as pods/binding.
       {.version = "v1", .kind = "Binding", .plural = "bindings", .singular = "binding", .verbs = kCreateOnly,
        .stored = false, .schema_name = core + "Binding"},

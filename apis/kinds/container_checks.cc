@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "apis/kinds/podspec_checks.h"
+#include "apis/kinds/resource_names.h"
 #include "meta/quantity.h"
 #include "meta/validation.h"
 
@@ -186,57 +187,6 @@ void validateVolumeMounts(const json::Value& c, const std::string& path, const P
   }
 }
 
-// Resource names: IsStandardContainerResourceName, IsNativeResource, IsExtendedResourceName.
-bool isHugePages(std::string_view n) {
-  return n.substr(0, 10) == "hugepages-";
-}
-bool isNative(std::string_view n) {
-  return n.find('/') == std::string_view::npos || n.find("kubernetes.io/") != std::string_view::npos;
-}
-bool isExtended(std::string_view n) {
-  if (isNative(n) || n.substr(0, 9) == "requests.") return false;
-  return meta::validation::qualifiedName("requests." + std::string(n)).empty();
-}
-bool overcommitAllowed(std::string_view n) {
-  return isNative(n) && !isHugePages(n);
-}
-bool isStandardResourceName(std::string_view n) {
-  static const std::set<std::string_view> standard = {"cpu",
-                                                      "memory",
-                                                      "ephemeral-storage",
-                                                      "requests.cpu",
-                                                      "requests.memory",
-                                                      "requests.ephemeral-storage",
-                                                      "limits.cpu",
-                                                      "limits.memory",
-                                                      "limits.ephemeral-storage",
-                                                      "pods",
-                                                      "services",
-                                                      "replicationcontrollers",
-                                                      "resourcequotas",
-                                                      "secrets",
-                                                      "configmaps",
-                                                      "persistentvolumeclaims",
-                                                      "requests.storage",
-                                                      "services.nodeports",
-                                                      "services.loadbalancers"};
-  return standard.count(n) || isHugePages(n) || n.substr(0, 19) == "requests.hugepages-";
-}
-
-void validateResourceName(std::string_view name, const std::string& field, FieldErrors& errs) {
-  auto problems = meta::validation::qualifiedName(name);
-  for (auto& e : problems) errs.invalid(field, quote(name), e);
-  bool plain = name.find('/') == std::string_view::npos;
-  if (problems.empty() && plain && !isStandardResourceName(name))
-    errs.invalid(field, quote(name), "must be a standard resource type or fully qualified");
-  if (plain) {
-    if (name != "cpu" && name != "memory" && name != "ephemeral-storage" && !isHugePages(name))
-      errs.invalid(field, quote(name), "must be a standard resource for containers");
-  } else if (!isNative(name) && !isExtended(name)) {
-    errs.invalid(field, quote(name), "doesn't follow extended resource name standard");
-  }
-}
-
 // ValidateResourceQuantityValue: not negative; whole numbers for extended resources.
 void validateQuantityValue(std::string_view name, const json::Value& q, const std::string& field,
                            FieldErrors& errs) {
@@ -272,7 +222,7 @@ void validateResources(const json::Value& c, const std::string& path, FieldError
     for (auto& m : limits->GetObject()) {
       std::string_view name = json::view(m.name);
       std::string field = limPath + "[" + std::string(name) + "]";
-      validateResourceName(name, field, errs);
+      validateContainerResourceName(name, field, errs);
       validateQuantityValue(name, m.value, field, errs);
       if (isHugePages(name)) {
         hugePages = true;
@@ -284,7 +234,7 @@ void validateResources(const json::Value& c, const std::string& path, FieldError
     for (auto& m : requests->GetObject()) {
       std::string_view name = json::view(m.name);
       std::string field = reqPath + "[" + std::string(name) + "]";
-      validateResourceName(name, field, errs);
+      validateContainerResourceName(name, field, errs);
       validateQuantityValue(name, m.value, field, errs);
       std::string text = meta::quantityText(m.value);
       const json::Value* limit = limits ? json::find(*limits, name) : nullptr;

@@ -35,6 +35,8 @@ std::shared_ptr<const Strategy> priorityClassStrategy();
 std::shared_ptr<const Strategy> persistentVolumeStrategy();
 std::shared_ptr<const Strategy> persistentVolumeClaimStrategy();
 std::shared_ptr<const Strategy> storageClassStrategy();
+std::shared_ptr<const Strategy> limitRangeStrategy();
+std::shared_ptr<const Strategy> resourceQuotaStrategy();
 std::shared_ptr<const Strategy> roleStrategy();
 std::shared_ptr<const Strategy> clusterRoleStrategy();
 std::shared_ptr<const Strategy> roleBindingStrategy();

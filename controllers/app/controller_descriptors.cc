@@ -19,6 +19,7 @@
 #include "controllers/persistentvolume/pv_controller.h"
 #include "controllers/podgc/pod_gc_controller.h"
 #include "controllers/replicaset/replica_set_controller.h"
+#include "controllers/resourcequota/resource_quota_controller.h"
 #include "controllers/serviceaccount/root_ca_publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
 #include "controllers/statefulset/statefulset_controller.h"
@@ -133,6 +134,13 @@ Result<RunningController> localPathProvisioner(ControllerContext& c) {
   return r;
 }
 
+Result<RunningController> resourceQuota(ControllerContext& c) {
+  RunningController r;
+  r.controller = std::make_unique<resourcequota::ResourceQuotaController>(c.client, c.informers);
+  r.workers = workers(c.flags, "concurrent-resource-quota-syncs");
+  return r;
+}
+
 Result<RunningController> deployment(ControllerContext& c) {
   RunningController r = withEvents(c, "deployment-controller");
   r.controller = std::make_unique<DeploymentController>(c.client, c.informers, *r.events);
@@ -222,6 +230,7 @@ const std::vector<ControllerDescriptor>& controllerDescriptors() {
       {"disruption", disruptionBudgets},
       {"persistentvolume-binder", persistentVolumeBinder},
       {"local-path-provisioner", localPathProvisioner},
+      {"resourcequota", resourceQuota},
       {"cronjob", cronJobs},
       {"ttl-after-finished", ttlAfterFinished},
       {"endpoint", endpoints},
@@ -262,6 +271,7 @@ void defineControllerFlags(Flags& flags) {
   flags.define("concurrent-cron-job-syncs", "5", "CronJobs synced at once.");
   flags.define("concurrent-ttl-after-finished-syncs", "5", "Finished Jobs checked for their TTL at once.");
   flags.define("concurrent-deployment-syncs", "5", "Deployments synced at once.");
+  flags.define("concurrent-resource-quota-syncs", "5", "ResourceQuotas recounted at once.");
   flags.define("concurrent-endpoint-syncs", "5", "Services whose Endpoints are synced at once.");
   flags.define("concurrent-service-endpoint-syncs", "5", "Services whose EndpointSlices are synced at once.");
   flags.define("max-endpoints-per-slice", "100", "Most endpoints one EndpointSlice holds (1 to 1000).");

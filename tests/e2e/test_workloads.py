@@ -326,6 +326,58 @@ def test_a_statefulsets_replicas_keep_their_own_data_when_it_is_deleted_and_recr
     assert not [d for d in dirs if os.path.exists(d)], dirs
 
 
+def quota_pod(name, cpu):
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {
+        "terminationGracePeriodSeconds": 1,
+        "containers": [{"name": "c", "image": "busybox", "command": ["sleep", "3600"],
+                        "resources": {"requests": {"cpu": cpu}, "limits": {"cpu": cpu}}}]}})
+
+
+def test_a_quota_rejects_the_pod_that_exceeds_it(cluster):
+    c = cluster
+    ns = namespace(c, "quota")
+    kubectl(c, "-n", ns, "create", "quota", "q", "--hard=pods=2,requests.cpu=1")
+    # Enforced once the controller has observed it (status.hard).
+    wait_until(lambda: get_json(c, "-n", ns, "quota/q").get("status", {}).get("used"), "the quota to be counted")
+    for name in ("a", "b"):
+        kubectl(c, "-n", ns, "apply", "-f", "-", input=quota_pod(name, "500m"))
+    out = kubectl(c, "-n", ns, "apply", "-f", "-", input=quota_pod("x", "500m"), check=False)
+    assert out.returncode != 0
+    assert ('pods "x" is forbidden: exceeded quota: q, requested: pods=1,requests.cpu=500m, used: '
+            'pods=2,requests.cpu=1, limited: pods=2,requests.cpu=1') in out.stderr, out.stderr
+    row = kubectl(c, "-n", ns, "get", "quota", "q", "--no-headers").stdout
+    assert "pods: 2/2, requests.cpu: 1/1" in row, row
+    # A deleted pod gives its share back (the controller recounts); then the pod fits.
+    kubectl(c, "-n", ns, "delete", "pod", "a", "--wait=true")
+    wait_until(lambda: get_json(c, "-n", ns, "quota/q")["status"]["used"]["pods"] == "1", "the quota to drop to 1")
+    kubectl(c, "-n", ns, "apply", "-f", "-", input=quota_pod("x", "500m"))
+    kubectl(c, "delete", "namespace", ns, "--wait=false")
+
+
+def test_a_limit_range_fills_in_defaults_and_refuses_what_exceeds_it(cluster):
+    c = cluster
+    ns = namespace(c, "limits")
+    kubectl(c, "-n", ns, "apply", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr"},
+        "spec": {"limits": [{"type": "Container", "max": {"memory": "256Mi"},
+                             "defaultRequest": {"cpu": "100m"}}]}}))
+    lr = get_json(c, "-n", ns, "limits/lr")["spec"]["limits"][0]
+    assert lr["default"] == {"memory": "256Mi"} and lr["defaultRequest"] == {"cpu": "100m", "memory": "256Mi"}, lr
+    kubectl(c, "-n", ns, "run", "plain", "--image=busybox", "--restart=Never", "--", "sleep", "3600")
+    pod = get_json(c, "-n", ns, "pod/plain")
+    assert pod["spec"]["containers"][0]["resources"] == {
+        "requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "256Mi"}}, pod["spec"]
+    assert pod["metadata"]["annotations"]["kubernetes.io/limit-ranger"] == \
+        "LimitRanger plugin set: cpu, memory request for container plain; memory limit for container plain"
+    big = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "big"}, "spec": {"containers": [
+        {"name": "c", "image": "busybox", "resources": {"limits": {"memory": "1Gi"}}}]}})
+    out = kubectl(c, "-n", ns, "apply", "-f", "-", input=big, check=False)
+    assert out.returncode != 0
+    assert 'pods "big" is forbidden: maximum memory usage per Container is 256Mi, but limit is 1Gi' in out.stderr, \
+        out.stderr
+    kubectl(c, "delete", "namespace", ns, "--wait=false")
+
+
 def test_kubectl_drain_stops_at_a_disruption_budget_and_proceeds_when_it_allows(cluster):
     c = cluster
     ns = namespace(c, "drain")

@@ -7,9 +7,11 @@
 #include "apis/catalog.h"
 #include "plugins/admission/chain.h"
 #include "plugins/admission/default_storage_class.h"
+#include "plugins/admission/limit_ranger.h"
 #include "plugins/admission/node_restriction.h"
 #include "plugins/admission/pod_defaults.h"
 #include "plugins/admission/priority.h"
+#include "plugins/admission/resource_quota.h"
 #include "registry/registry.h"
 #include "storage/sqlite_storage.h"
 #include "test_util.h"
@@ -58,15 +60,16 @@ struct Env {
 TEST(Admission, ChainRunsEveryPluginInOrder) {
   plugins::admission::ChainOptions o;
   auto chain = plugins::admission::buildChain(o);
-  EXPECT_EQ(chain->names(), (std::vector<std::string>{"ServiceAccount", "Priority",
-                                                      "DefaultTolerationSeconds", "DefaultStorageClass"}));
+  EXPECT_EQ(chain->names(),
+            (std::vector<std::string>{"LimitRanger", "ServiceAccount", "Priority", "DefaultTolerationSeconds",
+                                      "DefaultStorageClass", "ResourceQuota"}));
   Env e;
   o.registry = e.reg.get();
   auth::AlwaysAllowAuthorizer allow;
   o.authorizer = &allow;
   EXPECT_EQ(plugins::admission::buildChain(o)->names(),
-            (std::vector<std::string>{"ServiceAccount", "NodeRestriction", "Priority",
-                                      "DefaultTolerationSeconds", "DefaultStorageClass"}));
+            (std::vector<std::string>{"LimitRanger", "ServiceAccount", "NodeRestriction", "Priority",
+                                      "DefaultTolerationSeconds", "DefaultStorageClass", "ResourceQuota"}));
 }
 
 TEST(Admission, NewPodsGetServiceAccountPriorityAndTolerations) {
@@ -172,6 +175,95 @@ TEST(Admission, AClaimWithoutAClassGetsTheNewestDefaultClass) {
   auto upd = claim();
   ASSERT_TRUE(dsc.admit(attrs(Operation::Update, "persistentvolumeclaims", "alice"), upd, nullptr).ok());
   EXPECT_FALSE(json::findPath(upd, {"spec", "storageClassName"}));
+}
+
+TEST(Admission, LimitRangerFillsInDefaultsAndRefusesPodsOutOfBounds) {
+  Env e;
+  ASSERT_TRUE(e.reg->bootstrap(6443).ok());  // the default namespace
+  registry::Store& ranges = *e.reg->store("", "v1", "limitranges");
+  auto lr = doc(R"({"metadata":{"name":"lr","namespace":"default"},"spec":{"limits":[{"type":"Container",
+      "min":{"cpu":"100m"},"max":{"cpu":"2","memory":"1Gi"},"defaultRequest":{"cpu":"200m"},
+      "maxLimitRequestRatio":{"cpu":"10"}}]}})");
+  ASSERT_TRUE(ranges.create("default", lr, registry::WriteOptions{}).ok());
+  // Stored with upstream's defaults: default from max, defaultRequest from default.
+  auto stored = doc(ranges.get("default", "lr").value()->json);
+  const json::Value& item = *json::findPath(stored, {"spec", "limits"})->Begin();
+  EXPECT_EQ(json::serialize(*json::find(item, "default")), R"({"cpu":"2","memory":"1Gi"})");
+  EXPECT_EQ(json::getStringPath(item, {"defaultRequest", "memory"}), "1Gi");
+  plugins::admission::LimitRanger lrp(e.reg.get());
+  Attributes a = attrs(Operation::Create, "pods", "alice");
+  auto pod = doc(R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"x"}]}})");
+  ASSERT_TRUE(lrp.admit(a, pod, nullptr).ok());
+  const json::Value& res = *json::find(*json::findPath(pod, {"spec", "containers"})->Begin(), "resources");
+  EXPECT_EQ(json::serialize(res),
+            R"({"requests":{"cpu":"200m","memory":"1Gi"},"limits":{"cpu":"2","memory":"1Gi"}})");
+  EXPECT_EQ(json::getStringPath(pod, {"metadata", "annotations", "kubernetes.io/limit-ranger"}),
+            "LimitRanger plugin set: cpu, memory request for container c; cpu, memory limit for container c");
+  EXPECT_TRUE(lrp.validate(a, pod, nullptr).ok());
+  auto small = doc(R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"x",
+      "resources":{"requests":{"cpu":"50m","memory":"1Gi"},"limits":{"cpu":"1","memory":"1Gi"}}}]}})");
+  auto r = lrp.validate(a, small, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, 403);
+  EXPECT_EQ(
+      r.error().message,
+      "pods \"p\" is forbidden: [minimum cpu usage per Container is 100m, but request is 50m, cpu max limit "
+      "to request ratio per Container is 10, but provided ratio is 20.000000]");
+  // Pod updates are not looked at.
+  EXPECT_TRUE(lrp.validate(attrs(Operation::Update, "pods", "alice"), small, &small).ok());
+}
+
+TEST(Admission, ResourceQuotaRefusesWhatExceedsItAndChargesWhatPasses) {
+  Env e;
+  ASSERT_TRUE(e.reg->bootstrap(6443).ok());  // the default namespace
+  registry::Store& quotas = *e.reg->store("", "v1", "resourcequotas");
+  auto q =
+      doc(R"({"metadata":{"name":"q","namespace":"default"},"spec":{"hard":{"pods":"1","limits.cpu":"1"}}})");
+  ASSERT_TRUE(quotas.create("default", q, registry::WriteOptions{}).ok());
+  plugins::admission::ResourceQuota rq(e.reg.get());
+  Attributes a = attrs(Operation::Create, "pods", "alice");
+  auto pod = doc(R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"x",
+      "resources":{"limits":{"cpu":"500m"},"requests":{"cpu":"500m"}}}]}})");
+  // Not observed by the controller yet (no status.hard): not enforced.
+  ASSERT_TRUE(rq.validate(a, pod, nullptr).ok());
+  auto setStatus = [&](const std::string& status) {
+    auto out = quotas.modify(
+        "default", "q",
+        [&](json::Document& d) {
+          json::Document st = doc(status);
+          json::set(d, "status", json::Value(st, d.GetAllocator()), d.GetAllocator());
+          return okStatus();
+        },
+        registry::WriteOptions{}, registry::Subresource::Status);
+    ASSERT_TRUE(out.ok());
+  };
+  setStatus(R"({"hard":{"pods":"1","limits.cpu":"1"}})");
+  auto unknown = rq.validate(a, pod, nullptr);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message,
+            "pods \"p\" is forbidden: status unknown for quota: q, resources: limits.cpu,pods");
+  setStatus(R"({"hard":{"pods":"1","limits.cpu":"1"},"used":{"pods":"0","limits.cpu":"0"}})");
+  auto noLimit = doc(R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"x"}]}})");
+  auto failed = rq.validate(a, noLimit, nullptr);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().message,
+            "pods \"p\" is forbidden: failed quota: q: must specify limits.cpu for: c");
+  ASSERT_TRUE(rq.validate(a, pod, nullptr).ok());
+  auto charged = doc(quotas.get("default", "q").value()->json);
+  EXPECT_EQ(json::serialize(*json::findPath(charged, {"status", "used"})),
+            R"({"limits.cpu":"500m","pods":"1"})");
+  auto second = rq.validate(a, pod, nullptr);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, 403);
+  EXPECT_EQ(second.error().message,
+            "pods \"p\" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1");
+  // A dry run is checked, not charged.
+  setStatus(R"({"hard":{"pods":"1","limits.cpu":"1"},"used":{"pods":"0","limits.cpu":"0"}})");
+  Attributes dry = a;
+  dry.dry_run = true;
+  ASSERT_TRUE(rq.validate(dry, pod, nullptr).ok());
+  EXPECT_EQ(json::getStringPath(doc(quotas.get("default", "q").value()->json), {"status", "used", "pods"}),
+            "0");
 }
 
 TEST(Admission, NodeRestrictionKeepsNodesToTheirOwnObjects) {
