@@ -11,6 +11,7 @@
 #include "controllers/disruption/disruption_controller.h"
 #include "controllers/endpoint/endpoints_controller.h"
 #include "controllers/endpointslice/endpointslice_controller.h"
+#include "controllers/ephemeral/ephemeral_controller.h"
 #include "controllers/garbagecollector/garbage_collector.h"
 #include "controllers/job/job_controller.h"
 #include "controllers/localpath/local_path_provisioner.h"
@@ -24,6 +25,7 @@
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
 #include "controllers/statefulset/statefulset_controller.h"
 #include "controllers/ttlafterfinished/ttl_after_finished_controller.h"
+#include "controllers/volumeprotection/protection_controllers.h"
 
 namespace shepherd::controllers {
 
@@ -141,6 +143,25 @@ Result<RunningController> resourceQuota(ControllerContext& c) {
   return r;
 }
 
+Result<RunningController> claimProtection(ControllerContext& c) {
+  RunningController r;
+  r.controller = std::make_unique<volumeprotection::ClaimProtectionController>(c.client, c.informers);
+  return r;
+}
+
+Result<RunningController> volumeProtection(ControllerContext& c) {
+  RunningController r;
+  r.controller = std::make_unique<volumeprotection::VolumeProtectionController>(c.client, c.informers);
+  return r;
+}
+
+Result<RunningController> ephemeralVolumes(ControllerContext& c) {
+  RunningController r = withEvents(c, "ephemeral_volume");
+  r.controller = std::make_unique<ephemeral::EphemeralVolumeController>(c.client, c.informers, *r.events);
+  r.workers = workers(c.flags, "concurrent-ephemeralvolume-syncs");
+  return r;
+}
+
 Result<RunningController> deployment(ControllerContext& c) {
   RunningController r = withEvents(c, "deployment-controller");
   r.controller = std::make_unique<DeploymentController>(c.client, c.informers, *r.events);
@@ -231,6 +252,9 @@ const std::vector<ControllerDescriptor>& controllerDescriptors() {
       {"persistentvolume-binder", persistentVolumeBinder},
       {"local-path-provisioner", localPathProvisioner},
       {"resourcequota", resourceQuota},
+      {"pvc-protection", claimProtection},
+      {"pv-protection", volumeProtection},
+      {"ephemeral-volume", ephemeralVolumes},
       {"cronjob", cronJobs},
       {"ttl-after-finished", ttlAfterFinished},
       {"endpoint", endpoints},
@@ -272,6 +296,7 @@ void defineControllerFlags(Flags& flags) {
   flags.define("concurrent-ttl-after-finished-syncs", "5", "Finished Jobs checked for their TTL at once.");
   flags.define("concurrent-deployment-syncs", "5", "Deployments synced at once.");
   flags.define("concurrent-resource-quota-syncs", "5", "ResourceQuotas recounted at once.");
+  flags.define("concurrent-ephemeralvolume-syncs", "5", "Pods given their ephemeral volume claims at once.");
   flags.define("concurrent-endpoint-syncs", "5", "Services whose Endpoints are synced at once.");
   flags.define("concurrent-service-endpoint-syncs", "5", "Services whose EndpointSlices are synced at once.");
   flags.define("max-endpoints-per-slice", "100", "Most endpoints one EndpointSlice holds (1 to 1000).");

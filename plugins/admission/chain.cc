@@ -7,6 +7,7 @@
 #include "plugins/admission/priority.h"
 #include "plugins/admission/rbac_escalation.h"
 #include "plugins/admission/resource_quota.h"
+#include "plugins/admission/storage_protection.h"
 
 namespace shepherd::plugins::admission {
 
@@ -19,6 +20,7 @@ std::unique_ptr<shepherd::admission::Chain> buildChain(const ChainOptions& o) {
   chain->add(std::make_unique<DefaultTolerationSeconds>(o.default_not_ready_toleration_seconds,
                                                         o.default_unreachable_toleration_seconds));
   chain->add(std::make_unique<DefaultStorageClass>(o.registry));
+  chain->add(std::make_unique<StorageObjectInUseProtection>());
   if (o.authorizer && o.rbac_policy)
     chain->add(std::make_unique<RbacEscalation>(*o.authorizer, o.rbac_policy));
   // Last: it charges what passes, so nothing after it may refuse.

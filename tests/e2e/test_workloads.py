@@ -326,6 +326,31 @@ def test_a_statefulsets_replicas_keep_their_own_data_when_it_is_deleted_and_recr
     assert not [d for d in dirs if os.path.exists(d)], dirs
 
 
+def test_a_generic_ephemeral_volume_lives_and_goes_with_its_pod(cluster):
+    c = cluster
+    ns = namespace(c, "eph")
+    kubectl(c, "-n", ns, "apply", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "scratch"}, "spec": {
+            "terminationGracePeriodSeconds": 1,
+            "containers": [{"name": "c", "image": "busybox",
+                            "command": ["sh", "-c", "echo hello > /scratch/f; exec sleep 3600"],
+                            "volumeMounts": [{"name": "work", "mountPath": "/scratch"}]}],
+            "volumes": [{"name": "work", "ephemeral": {"volumeClaimTemplate": {"spec": {
+                "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "16Mi"}}}}}}]}}))
+    kubectl(c, "-n", ns, "wait", "--for=condition=Ready", "pod/scratch", "--timeout=120s")
+    assert kubectl(c, "-n", ns, "exec", "scratch", "--", "cat", "/scratch/f").stdout == "hello\n"
+    pod = get_json(c, "-n", ns, "pod/scratch")
+    claim = get_json(c, "-n", ns, "pvc/scratch-work")
+    ref = claim["metadata"]["ownerReferences"][0]
+    assert (ref["kind"], ref["uid"], ref["controller"]) == ("Pod", pod["metadata"]["uid"], True), ref
+    assert claim["status"]["phase"] == "Bound" and claim["spec"]["storageClassName"] == "local-path", claim
+    volume = claim["spec"]["volumeName"]
+    kubectl(c, "-n", ns, "delete", "pod", "scratch", "--wait=true")
+    wait_until(lambda: not get_json(c, "-n", ns, "pvc")["items"], "the claim to go with its pod")
+    wait_until(lambda: volume not in [v["metadata"]["name"] for v in get_json(c, "pv")["items"]],
+               "its volume to be deleted", timeout=180)
+
+
 def quota_pod(name, cpu):
     return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {
         "terminationGracePeriodSeconds": 1,

@@ -60,16 +60,17 @@ struct Env {
 TEST(Admission, ChainRunsEveryPluginInOrder) {
   plugins::admission::ChainOptions o;
   auto chain = plugins::admission::buildChain(o);
-  EXPECT_EQ(chain->names(),
-            (std::vector<std::string>{"LimitRanger", "ServiceAccount", "Priority", "DefaultTolerationSeconds",
-                                      "DefaultStorageClass", "ResourceQuota"}));
+  EXPECT_EQ(chain->names(), (std::vector<std::string>{"LimitRanger", "ServiceAccount", "Priority",
+                                                      "DefaultTolerationSeconds", "DefaultStorageClass",
+                                                      "StorageObjectInUseProtection", "ResourceQuota"}));
   Env e;
   o.registry = e.reg.get();
   auth::AlwaysAllowAuthorizer allow;
   o.authorizer = &allow;
   EXPECT_EQ(plugins::admission::buildChain(o)->names(),
             (std::vector<std::string>{"LimitRanger", "ServiceAccount", "NodeRestriction", "Priority",
-                                      "DefaultTolerationSeconds", "DefaultStorageClass", "ResourceQuota"}));
+                                      "DefaultTolerationSeconds", "DefaultStorageClass",
+                                      "StorageObjectInUseProtection", "ResourceQuota"}));
 }
 
 TEST(Admission, NewPodsGetServiceAccountPriorityAndTolerations) {
