@@ -15,8 +15,8 @@ non-zero if any test failed or errored.
 ``--shards N`` runs N pytest processes side by side, each with its own cluster (conftest.py's
 session fixture) and its own share of SHEPHERD_TEST_SUBNETS; tests are dealt to the shards
 longest first, by the seconds the last RESULTS.md recorded, so the shards end together. The
-tests mostly wait (upstream's probe, grace and back-off timings), so two shards take about
-half the time on two cores.
+tests mostly wait (upstream's probe, grace and back-off timings), so N shards take about
+1/N of the time even on two cores.
 
 SHEPHERD_APISERVER selects the binary (see conftest.py). Extra arguments select tests
 (`-m storage`: the tests whose behaviour depends on the store, which scripts/test.sh's etcd

@@ -98,7 +98,7 @@ case "$mode" in
     beside_log=$(mktemp /tmp/shepherd-beside.XXXXXX)
     SHEPHERD_TEST_SUBNETS=200-249 setsid bash -c '
       t0=$(date +%s); rc=0
-      /usr/bin/python3 conformance/run.py --shards 2 || rc=$?
+      /usr/bin/python3 conformance/run.py --shards 3 || rc=$?
       t1=$(date +%s)
       /usr/bin/python3 tests/kubectl_matrix/report.py || rc=$?
       t2=$(date +%s)
