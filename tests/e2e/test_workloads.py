@@ -34,14 +34,15 @@ def cluster(server_factory, tmp_path_factory):
     srv = server_factory()
     work = str(tmp_path_factory.mktemp("workloads"))
     kc = srv.kubeconfig
+    cm_argv = [os.path.join(BIN, "shepherd-controller-manager"), "--kubeconfig", kc, "--root-ca-file",
+               os.path.join(work, "ca.crt"), "--leader-elect=false"]
     procs = {
         "scheduler": Component([os.path.join(BIN, "shepherd-scheduler"), "--kubeconfig", kc],
                           os.path.join(work, "scheduler.log")),
-        "cm": Component([os.path.join(BIN, "shepherd-controller-manager"), "--kubeconfig", kc, "--root-ca-file",
-                    os.path.join(work, "ca.crt"), "--leader-elect=false"], os.path.join(work, "cm.log")),
+        "cm": Component(cm_argv, os.path.join(work, "cm.log")),
     }
     nodes = []
-    c = {"server": srv, "procs": procs, "work": work, "nodes": []}
+    c = {"server": srv, "procs": procs, "work": work, "nodes": [], "cm_argv": cm_argv}
     try:
         for subnet in real_node.free_subnets(2):
             node_dir = tempfile.mkdtemp(prefix="shw-")
@@ -349,6 +350,89 @@ def test_a_generic_ephemeral_volume_lives_and_goes_with_its_pod(cluster):
     wait_until(lambda: not get_json(c, "-n", ns, "pvc")["items"], "the claim to go with its pod")
     wait_until(lambda: volume not in [v["metadata"]["name"] for v in get_json(c, "pv")["items"]],
                "its volume to be deleted", timeout=180)
+
+
+def kill_and_restart_controller_manager(c):
+    """SIGKILL, as a crash would; then the same program again (the fixture stops it)."""
+    c["procs"]["cm"].kill()
+    c["procs"]["cm"] = Component(c["cm_argv"], os.path.join(c["work"], "cm.log"))
+
+
+def test_a_job_counts_each_completion_once_across_a_controller_manager_crash(cluster):
+    c = cluster
+    ns = namespace(c, "crash")
+    kubectl(c, "-n", ns, "apply", "-f", "-", input=json.dumps({
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "steps"},
+        "spec": {"completions": 8, "parallelism": 3, "completionMode": "Indexed", "template": {"spec": {
+            "restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
+            "containers": [{"name": "c", "image": "busybox", "command": ["sleep", "2"]}]}}}}))
+    seen = {}  # index -> uids of pods running it at once, sampled
+
+    def sample():
+        running = {}
+        for p in get_json(c, "-n", ns, "pods", "-l", "job-name=steps")["items"]:
+            if p["status"].get("phase") in ("Pending", "Running") and not p["metadata"].get("deletionTimestamp"):
+                idx = p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]
+                running.setdefault(idx, set()).add(p["metadata"]["uid"])
+        for idx, uids in running.items():
+            assert len(uids) == 1, "index %s runs twice at once: %s" % (idx, uids)
+            seen.setdefault(idx, set()).update(uids)
+
+    wait_until(lambda: (sample(), get_json(c, "-n", ns, "job/steps").get("status", {}).get("succeeded", 0) >= 2)[1],
+               "two completions")
+    kill_and_restart_controller_manager(c)
+
+    def complete():
+        sample()
+        job = get_json(c, "-n", ns, "job/steps")
+        return any(x["type"] == "Complete" and x["status"] == "True" for x in job["status"].get("conditions", []))
+    wait_until(complete, "the job to complete", timeout=240)
+    st = get_json(c, "-n", ns, "job/steps")["status"]
+    assert st["succeeded"] == 8 and st.get("failed", 0) == 0, st
+    assert st["completedIndexes"] == "0-7", st
+    succeeded = [p for p in get_json(c, "-n", ns, "pods", "-l", "job-name=steps")["items"]
+                 if p["status"].get("phase") == "Succeeded"]
+    per_index = {}
+    for p in succeeded:
+        idx = p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]
+        per_index[idx] = per_index.get(idx, 0) + 1
+        assert "batch.kubernetes.io/job-tracking" not in p["metadata"].get("finalizers", []), p["metadata"]
+    assert per_index == {str(i): 1 for i in range(8)}, per_index
+    kubectl(c, "delete", "namespace", ns, "--wait=false")
+
+
+def test_a_statefulset_rolls_out_across_a_controller_manager_crash(cluster):
+    c = cluster
+    ns = namespace(c, "crashsts")
+    manifest = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web"},
+                "spec": {"replicas": 3, "serviceName": "web", "selector": {"matchLabels": {"app": "web"}},
+                         "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
+                             "terminationGracePeriodSeconds": 1,
+                             "containers": [{"name": "c", "image": "busybox", "command": ["sleep", "3600"]}]}}}}
+    kubectl(c, "-n", ns, "apply", "-f", "-", input=json.dumps(manifest))
+    kubectl(c, "-n", ns, "rollout", "status", "sts/web", "--timeout=180s")
+    kubectl(c, "-n", ns, "set", "image", "sts/web", "c=busybox:1.36")
+    # Killed once the rollout has begun (the highest ordinal goes first).
+    wait_until(lambda: get_json(c, "-n", ns, "sts/web")["status"].get("updateRevision") !=
+               get_json(c, "-n", ns, "sts/web")["status"].get("currentRevision"), "the rollout to begin")
+    kill_and_restart_controller_manager(c)
+    uids = {}  # ordinal -> the live pod's uid, never two at once
+
+    def rolled():
+        pods = get_json(c, "-n", ns, "pods", "-l", "app=web")["items"]
+        live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+        names = [p["metadata"]["name"] for p in live]
+        assert len(names) == len(set(names)), names
+        for p in live:
+            uids.setdefault(p["metadata"]["name"], set()).add(p["metadata"]["uid"])
+        sts = get_json(c, "-n", ns, "sts/web")["status"]
+        return (sts.get("updatedReplicas") == 3 and sts.get("readyReplicas") == 3 and
+                sts.get("currentRevision") == sts.get("updateRevision"))
+    wait_until(rolled, "the rollout to finish after the restart", timeout=240)
+    pods = get_json(c, "-n", ns, "pods", "-l", "app=web")["items"]
+    assert sorted(p["metadata"]["name"] for p in pods) == ["web-0", "web-1", "web-2"]
+    assert {p["spec"]["containers"][0]["image"] for p in pods} == {"busybox:1.36"}
+    kubectl(c, "delete", "namespace", ns, "--wait=false")
 
 
 def quota_pod(name, cpu):
