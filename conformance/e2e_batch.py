@@ -14,10 +14,11 @@ build on and do not change):
   ``wait_for_job_failed``, ``wait_for_job_condition``, ``wait_for_job_ready``,
   ``wait_for_job_state`` (wait.go).
 * pkg/controller/job/util: ``is_job_finished`` (IsJobFinished / FinishedCondition).
-* e2eresource.DeleteResourceAndWaitForGC for a Job: ``delete_job_and_wait_for_gc``
-  (framework/resource/resources.go, runtimeobj.go; testutils.DeleteResource), with
-  ``PodStore`` (testutils.NewPodStore) and ``filter_active_pods`` (e2epod.FilterActivePods).
-* ``get_random_ready_schedulable_node``: e2enode.GetRandomReadySchedulableNode.
+* e2eresource.DeleteResourceAndWaitForGC for a Job: ``delete_job_and_wait_for_gc``, a
+  wrapper around e2e_resource.py's ``delete_resource_and_wait_for_gc`` (which gets and
+  deletes the Job through ``JobClient``).
+* ``get_random_ready_schedulable_node``: e2enode.GetRandomReadySchedulableNode, e2e_rc.py's,
+  re-exported.
 * ``open_watch``: ``client.Watch(ctx, opts)`` + ``framework.ExpectNoError(err)``.
 * ``eventually`` / ``consistently`` with ``handle_retry`` and ``get_object``:
   ``framework.Gomega().Eventually(ctx, ...).WithTimeout(..).WithPolling(..).Should(
@@ -39,16 +40,16 @@ encoder does, request bodies carry apiVersion and kind.
 """
 
 import json
-import random
 import time
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from e2e_framework import (BUSYBOX_IMAGE, PAUSE_IMAGE, POLL, IndexerInformerWatcher, Watcher,
-                           by, describe_error, fail, get_ready_schedulable_nodes, is_not_found,
-                           logf, pod_phase, rand_string, raw_call, reason_for, selector_from_set,
+from e2e_framework import (BUSYBOX_IMAGE, PAUSE_IMAGE, POLL, Watcher, describe_error, fail,
+                           pod_phase, rand_string, raw_call, reason_for, selector_from_set,
                            to_model)
+from e2e_rc import get_random_ready_schedulable_node  # noqa: F401  (re-exported for the tests)
+from e2e_resource import KIND_JOB, delete_resource_and_wait_for_gc
 
 JOB_TIMEOUT = 15 * 60      # e2ejob.JobTimeout
 JOB_SELECTOR_KEY = "job"   # e2ejob.JobSelectorKey
@@ -635,139 +636,12 @@ def _status_summary(job):
 # --------------------------------------------------------------------------- resources.go
 
 
-def filter_active_pods(pods):
-    """e2epod.FilterActivePods: neither Succeeded nor Failed, and not being deleted."""
-    return [p for p in pods if pod_phase(p) not in ("Succeeded", "Failed") and
-            p.metadata.deletion_timestamp is None]
-
-
-class PodStore:
-    """testutils.NewPodStore: a reflector (list, then watch) over the namespace's pods
-    matching ``label_selector``; ``list()`` is the store's current content."""
-
-    def __init__(self, core, namespace, label_selector):
-        self._informer = IndexerInformerWatcher(core.list_namespaced_pod, namespace,
-                                                label_selector=label_selector)
-        if not self._informer.synced.wait(120):
-            self._informer.stop()
-            raise RuntimeError("pod store of %s/%s did not sync: %s" % (
-                namespace, label_selector, self._informer.error))
-
-    def list(self):
-        return list(self._informer.store.values())
-
-    def stop(self):
-        self._informer.stop()
-
-
-def label_selector_as_selector(selector):
-    """metav1.LabelSelectorAsSelector(...).String(): requirements sorted by key."""
-    if selector is None:
-        return None  # labels.Nothing()
-    reqs = []
-    for key, value in (selector.match_labels or {}).items():
-        reqs.append((key, "%s=%s" % (key, value)))
-    for expr in selector.match_expressions or []:
-        op = expr.operator
-        values = sorted(expr.values or [])
-        if op == "In":
-            reqs.append((expr.key, "%s in (%s)" % (expr.key, ",".join(values))))
-        elif op == "NotIn":
-            reqs.append((expr.key, "%s notin (%s)" % (expr.key, ",".join(values))))
-        elif op == "Exists":
-            reqs.append((expr.key, expr.key))
-        elif op == "DoesNotExist":
-            reqs.append((expr.key, "!" + expr.key))
-    reqs.sort(key=lambda r: r[0])
-    return ",".join(r[1] for r in reqs)
-
-
 def delete_job_and_wait_for_gc(api_client, core, ns, name):
     """e2eresource.DeleteResourceAndWaitForGC(ctx, c, batchinternal.Kind("Job"), ns, name):
-    get the Job (NotFound: nothing to do), a pod store over its spec.selector, delete it
-    with propagationPolicy Background, then wait until no pod is active and then until no
-    pod is left (interval 100 ms below 100 replicas = spec.parallelism). Returns None or
-    the error text."""
-    kind = "Job.batch"
-    by("deleting %s %s in namespace %s, will wait for the garbage collector to delete the "
-       "pods" % (kind, name, ns))
-    jobs = JobClient(api_client, ns)
-    try:
-        job = jobs.get(name)
-    except ApiException as err:
-        if is_not_found(err):
-            logf("%s %s not found: %s", kind, name, describe_error(err))
-            return None
-        return describe_error(err)
-    selector = label_selector_as_selector(job.spec.selector)
-    replicas = job.spec.parallelism if job.spec.parallelism is not None else 0
-    try:
-        ps = PodStore(core, ns, selector)
-    except RuntimeError as err:
-        return str(err)
-    try:
-        start = time.monotonic()
-        # testutils.RetryWithExponentialBackOff around the delete: its condition ends it on
-        # the first error that is not NotFound
-        try:
-            jobs.delete(name, propagation_policy="Background")
-        except ApiException as err:
-            if not is_not_found(err):
-                return "failed to delete object with non-retriable error: %s" % \
-                    describe_error(err)
-        delete_time = time.monotonic() - start
-        logf("Deleting %s %s took: %.3fs", kind, name, delete_time)
-        if replicas < 100:
-            interval = 0.1
-        elif replicas < 1000:
-            interval = 1
-        else:
-            interval = 10
-        timeout = 10 * 60 if replicas < 5000 else replicas / 10 + 3 * 60
-        # waitForPodsInactive
-        deadline = time.monotonic() + timeout
-        while True:
-            active = filter_active_pods(ps.list())
-            if not active:
-                break
-            if time.monotonic() + interval > deadline:
-                for pod in active:
-                    logf("ERROR: Pod %r running on %r is still active", pod.metadata.name,
-                         pod.spec.node_name)
-                return ("error while waiting for pods to become inactive %s: there are %d "
-                        "active pods. E.g. %r on node %r" % (name, len(active),
-                                                             active[0].metadata.name,
-                                                             active[0].spec.node_name))
-            time.sleep(interval)
-        logf("Terminating %s %s pods took: %.3fs", kind, name,
-             time.monotonic() - start - delete_time)
-        # waitForPodsGone
-        deadline = time.monotonic() + 20 * 60
-        while True:
-            pods = ps.list()
-            if not pods:
-                return None
-            if time.monotonic() + interval > deadline:
-                for pod in pods:
-                    logf("ERROR: Pod %r still exists. Node: %r", pod.metadata.name,
-                         pod.spec.node_name)
-                return ("error while waiting for pods gone %s: there are %d pods left. E.g. "
-                        "%r on node %r" % (name, len(pods), pods[0].metadata.name,
-                                           pods[0].spec.node_name))
-            time.sleep(interval)
-    finally:
-        ps.stop()
-
-
-# --------------------------------------------------------------------------- nodes
-
-
-def get_random_ready_schedulable_node(core):
-    """e2enode.GetRandomReadySchedulableNode: (node, error text or None)."""
-    nodes, err = get_ready_schedulable_nodes(core)
-    if err is not None:
-        return None, err
-    return random.choice(nodes.items), None
+    e2e_resource.delete_resource_and_wait_for_gc for the Job (its pods selected by
+    spec.selector, replicas = spec.parallelism). ``core`` is the same clientset's
+    CoreV1Api (kept for the callers). Returns None or the error text."""
+    return delete_resource_and_wait_for_gc(api_client, KIND_JOB, ns, name)
 
 
 # --------------------------------------------------------------------------- watches

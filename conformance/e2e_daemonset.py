@@ -24,8 +24,10 @@ Upstream (kubernetes/kubernetes v1.32):
   v1helper.FindMatchingUntoleratedTaint / Toleration.ToleratesTaint;
 * pkg/controller ComputeHash (see below); k8s.io/kubectl podutils.IsPodAvailable;
 * test/e2e/framework/resource/resources.go: DeleteResourceAndWaitForGC for a DaemonSet
-  (GetReplicasFromRuntimeObject is 0 for DaemonSets: poll every 100 ms, 10 minutes for the
-  pods to become inactive, 20 minutes for them to be gone).
+  (``delete_daemon_set_and_wait_for_gc``, a wrapper around e2e_resource.py's
+  ``delete_resource_and_wait_for_gc``; GetReplicasFromRuntimeObject is 0 for DaemonSets:
+  poll every 100 ms, 10 minutes for the pods to become inactive, 20 minutes for them to be
+  gone).
 
 Every wait returns None or the error text (Go's error), so that the tests keep upstream's
 framework.ExpectNoError at the call site. ``create_daemon_set`` is Create + ExpectNoError;
@@ -76,7 +78,7 @@ from e2e_framework import (AGNHOST_IMAGE, CONTEXT_DEADLINE, POD_START_TIMEOUT, P
                            by, describe_error, expect_no_error, fail,
                            get_ready_schedulable_nodes, go_time, is_conflict, is_not_found,
                            logf, poll, selector_from_set)
-from e2e_rc import PodStore, filter_active_pods
+from e2e_resource import KIND_DAEMON_SET, delete_resource_and_wait_for_gc
 
 # --------------------------------------------------------------------------- constants
 
@@ -966,96 +968,13 @@ def check_controller_revision_list_quantity(f, apps, label, quantity):
 # --------------------------------------------------------------------------- cleanup
 
 
-def label_selector_as_selector(selector):
-    """metav1.LabelSelectorAsSelector(...).String() (requirements sorted by key)."""
-    if selector is None:
-        return ""
-    reqs = []
-    for key, value in (selector.match_labels or {}).items():
-        reqs.append((key, "%s=%s" % (key, value)))
-    for expr in selector.match_expressions or []:
-        op = expr.operator
-        values = sorted(expr.values or [])
-        if op == "In":
-            reqs.append((expr.key, "%s in (%s)" % (expr.key, ",".join(values))))
-        elif op == "NotIn":
-            reqs.append((expr.key, "%s notin (%s)" % (expr.key, ",".join(values))))
-        elif op == "Exists":
-            reqs.append((expr.key, expr.key))
-        elif op == "DoesNotExist":
-            reqs.append((expr.key, "!" + expr.key))
-    reqs.sort(key=lambda r: r[0])
-    return ",".join(r[1] for r in reqs)
-
-
 def delete_daemon_set_and_wait_for_gc(core, apps, ns, name):
     """e2eresource.DeleteResourceAndWaitForGC(ctx, c, extensionsinternal.Kind("DaemonSet"),
-    ns, name): get it (NotFound: nothing to do), a pod store over its selector, delete it
-    with propagationPolicy Background, then wait (every 100 ms: 0 replicas) up to 10 minutes
-    until no pod is active and up to 20 minutes until no pod is left. Returns None or the
-    error text."""
-    kind = "DaemonSet.extensions"
-    by("deleting %s %s in namespace %s, will wait for the garbage collector to delete the "
-       "pods" % (kind, name, ns))
-    try:
-        ds = apps.read_namespaced_daemon_set(name, ns)
-    except ApiException as err:
-        if is_not_found(err):
-            logf("%s %s not found: %s", kind, name, describe_error(err))
-            return None
-        return describe_error(err)
-    selector = label_selector_as_selector(ds.spec.selector)
-    try:
-        ps = PodStore(core, ns, selector)
-    except RuntimeError as err:
-        return str(err)
-    try:
-        start = time.monotonic()
-        # testutils.RetryWithExponentialBackOff around the delete: its condition ends it on
-        # the first error that is not NotFound
-        try:
-            apps.delete_namespaced_daemon_set(
-                name, ns, body=client.V1DeleteOptions(propagation_policy="Background"))
-        except ApiException as err:
-            if not is_not_found(err):
-                return "failed to delete object with non-retriable error: %s" % \
-                    describe_error(err)
-        delete_time = time.monotonic() - start
-        logf("Deleting %s %s took: %.3fs", kind, name, delete_time)
-        interval, timeout = 0.1, 10 * 60  # replicas 0 (< 100, < 5000)
-        # waitForPodsInactive
-        deadline = time.monotonic() + timeout
-        while True:
-            active = filter_active_pods(ps.list())
-            if not active:
-                break
-            if time.monotonic() + interval > deadline:
-                for pod in active:
-                    logf("ERROR: Pod %r running on %r is still active", pod.metadata.name,
-                         pod.spec.node_name)
-                return ("error while waiting for pods to become inactive %s: there are %d "
-                        "active pods. E.g. %r on node %r" % (name, len(active),
-                                                             active[0].metadata.name,
-                                                             active[0].spec.node_name))
-            time.sleep(interval)
-        logf("Terminating %s %s pods took: %.3fs", kind, name,
-             time.monotonic() - start - delete_time)
-        # waitForPodsGone
-        deadline = time.monotonic() + 20 * 60
-        while True:
-            pods = ps.list()
-            if not pods:
-                return None
-            if time.monotonic() + interval > deadline:
-                for pod in pods:
-                    logf("ERROR: Pod %r still exists. Node: %r", pod.metadata.name,
-                         pod.spec.node_name)
-                return ("error while waiting for pods gone %s: there are %d pods left. E.g. "
-                        "%r on node %r" % (name, len(pods), pods[0].metadata.name,
-                                           pods[0].spec.node_name))
-            time.sleep(interval)
-    finally:
-        ps.stop()
+    ns, name): e2e_resource.delete_resource_and_wait_for_gc (its pods selected by
+    spec.selector; GetReplicasFromRuntimeObject is 0 for a DaemonSet, so it polls every
+    100 ms). ``core`` and ``apps`` are the same clientset's (``apps`` kept for the callers).
+    Returns None or the error text."""
+    return delete_resource_and_wait_for_gc(core.api_client, KIND_DAEMON_SET, ns, name)
 
 
 class DaemonSetDescribe:

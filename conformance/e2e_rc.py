@@ -9,13 +9,14 @@ build on and do not change):
 * ``new_rc``, ``update_replication_controller_with_retries``, ``watch_until_without_retry``,
   ``check_replication_controller_status_replica_count``: test/e2e/apps/rc.go's helpers.
 * ``watch_event_sequence_verifier``: framework.WatchEventSequenceVerifier (framework/util.go).
-* ``PodStore``: testutils.NewPodStore (a reflector over the pods matching a selector).
 * ``RCConfig`` / ``run_rc``: testutils.RCConfig and e2erc.RunRC (test/utils/runners.go,
   framework/rc/rc_utils.go): create the RC, then wait for its pods to be running and ready.
-* ``delete_rc_and_wait_for_gc``: e2erc.DeleteRCAndWaitForGC
-  (e2eresource.DeleteResourceAndWaitForGC, framework/resource/resources.go).
+* ``delete_rc_and_wait_for_gc``: e2erc.DeleteRCAndWaitForGC, a wrapper around
+  e2e_resource.py's ``delete_resource_and_wait_for_gc`` (e2eresource.DeleteResourceAndWaitForGC,
+  framework/resource/resources.go). ``run_rc`` watches the pods with e2e_resource.py's
+  ``PodStore`` (testutils.NewPodStore).
 * ``pods_created``: e2epod.PodsCreated; ``delete_pods_with_grace_period``:
-  e2epod.DeletePodsWithGracePeriod; ``filter_active_pods``: e2epod.FilterActivePods.
+  e2epod.DeletePodsWithGracePeriod.
 * ``get_random_ready_schedulable_node``: e2enode.GetRandomReadySchedulableNode.
 * ``wait_for_service``: e2enetwork.WaitForService.
 * ``ClusterVerification``: framework.ClusterVerification / PodStateVerification
@@ -37,10 +38,10 @@ import time
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from e2e_framework import (WatchClosed, Watcher, IndexerInformerWatcher, by,
-                           describe_error, expect_no_error, fail, get_ready_schedulable_nodes,
-                           is_not_found, logf, pod_phase, pods_created_by_label,
-                           selector_from_set)
+from e2e_framework import (WatchClosed, Watcher, by, describe_error, expect_no_error, fail,
+                           get_ready_schedulable_nodes, is_not_found, logf, pod_phase,
+                           pods_created_by_label, selector_from_set)
+from e2e_resource import KIND_REPLICATION_CONTROLLER, PodStore, delete_resource_and_wait_for_gc
 
 # wait.ErrWaitTimeout / wait.ErrorInterrupted(errors.New(...)) text
 TIMED_OUT = "timed out waiting for the condition"
@@ -215,12 +216,6 @@ def pods_created(core, ns, name, replicas):
     return pods_created_by_label(core, ns, name, replicas, selector_from_set({"name": name}))
 
 
-def filter_active_pods(pods):
-    """e2epod.FilterActivePods: neither Succeeded nor Failed, and not being deleted."""
-    return [p for p in pods if pod_phase(p) not in ("Succeeded", "Failed") and
-            p.metadata.deletion_timestamp is None]
-
-
 def delete_pods_with_grace_period(core, pods, grace):
     """e2epod.DeletePodsWithGracePeriod: delete each pod with the grace period; NotFound is
     fine. Returns None or the error text."""
@@ -243,27 +238,6 @@ def get_random_ready_schedulable_node(core):
     if err is not None:
         return None, err
     return random.choice(nodes.items), None
-
-
-class PodStore:
-    """testutils.NewPodStore: a reflector (list, then watch) over the namespace's pods
-    matching ``label_selector``; ``list()`` is the store's current content. The constructor
-    returns once the first list has synced (upstream polls LastSyncResourceVersion every
-    50ms for up to 2 minutes)."""
-
-    def __init__(self, core, namespace, label_selector):
-        self._informer = IndexerInformerWatcher(core.list_namespaced_pod, namespace,
-                                                label_selector=label_selector)
-        if not self._informer.synced.wait(120):
-            self._informer.stop()
-            raise RuntimeError("pod store of %s/%s did not sync: %s" % (
-                namespace, label_selector, self._informer.error))
-
-    def list(self):
-        return list(self._informer.store.values())
-
-    def stop(self):
-        self._informer.stop()
 
 
 def _failed_containers_restarts(pod):
@@ -455,78 +429,12 @@ def run_rc(config):
 
 
 def delete_rc_and_wait_for_gc(core, ns, name):
-    """e2erc.DeleteRCAndWaitForGC -> e2eresource.DeleteResourceAndWaitForGC: delete only the
-    RC (propagationPolicy Background) and wait for the garbage collector to remove its pods:
-    first until none is active, then until none is left. Returns None or the error text."""
-    by("deleting ReplicationController %s in namespace %s, will wait for the garbage "
-       "collector to delete the pods" % (name, ns))
-    try:
-        rc = core.read_namespaced_replication_controller(name, ns)
-    except ApiException as err:
-        if is_not_found(err):
-            logf("ReplicationController %s not found: %s", name, describe_error(err))
-            return None
-        return describe_error(err)
-    selector = selector_from_set(rc.spec.selector or {})
-    replicas = rc.spec.replicas or 0
-    try:
-        ps = PodStore(core, ns, selector)
-    except RuntimeError as err:
-        return str(err)
-    try:
-        start = time.monotonic()
-        # RetryWithExponentialBackOff around the delete: its condition ends it on the first
-        # error that is not NotFound
-        try:
-            core.delete_namespaced_replication_controller(
-                name, ns, body=client.V1DeleteOptions(propagation_policy="Background"))
-        except ApiException as err:
-            if not is_not_found(err):
-                return "failed to delete object with non-retriable error: %s" % \
-                    describe_error(err)
-        delete_time = time.monotonic() - start
-        logf("Deleting ReplicationController %s took: %.3fs", name, delete_time)
-        if replicas < 100:
-            interval = 0.1
-        elif replicas < 1000:
-            interval = 1
-        else:
-            interval = 10
-        timeout = 10 * 60 if replicas < 5000 else replicas / 10 + 3 * 60
-        # waitForPodsInactive
-        active = []
-        deadline = time.monotonic() + timeout
-        while True:
-            active = filter_active_pods(ps.list())
-            if not active:
-                break
-            if time.monotonic() + interval > deadline:
-                for pod in active:
-                    logf("ERROR: Pod %r running on %r is still active", pod.metadata.name,
-                         pod.spec.node_name)
-                return ("error while waiting for pods to become inactive %s: there are %d "
-                        "active pods. E.g. %r on node %r" % (name, len(active),
-                                                             active[0].metadata.name,
-                                                             active[0].spec.node_name))
-            time.sleep(interval)
-        logf("Terminating ReplicationController %s pods took: %.3fs", name,
-             time.monotonic() - start - delete_time)
-        # waitForPodsGone
-        deadline = time.monotonic() + 20 * 60
-        while True:
-            pods = ps.list()
-            if not pods:
-                return None
-            if time.monotonic() + interval > deadline:
-                for pod in pods:
-                    logf("ERROR: Pod %r still exists. Node: %r", pod.metadata.name,
-                         pod.spec.node_name)
-                return ("error while waiting for pods gone %s: there are %d pods left. E.g. "
-                        "%r on node %r" % (name, len(pods), pods[0].metadata.name,
-                                           pods[0].spec.node_name))
-            time.sleep(interval)
-    finally:
-        ps.stop()
+    """e2erc.DeleteRCAndWaitForGC -> e2eresource.DeleteResourceAndWaitForGC(ctx, c,
+    api.Kind("ReplicationController"), ns, name): e2e_resource.delete_resource_and_wait_for_gc
+    (its pods selected by spec.selector, replicas = spec.replicas). Returns None or the
+    error text."""
+    return delete_resource_and_wait_for_gc(core.api_client, KIND_REPLICATION_CONTROLLER, ns,
+                                           name)
 
 
 # --------------------------------------------------------------------------- services

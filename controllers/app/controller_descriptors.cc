@@ -1,5 +1,6 @@
 #include "controllers/app/controller_descriptors.h"
 
+#include <optional>
 #include <sstream>
 
 #include "client/discovery.h"
@@ -47,16 +48,24 @@ RunningController withEvents(ControllerContext& c, const std::string& component)
   return r;
 }
 
-Result<RunningController> garbageCollector(ControllerContext& c) {
-  // The collector watches every resource the server serves: discover them first.
+// Every resource the server serves, asked again each second until discovery works;
+// nullopt when the process is asked to stop meanwhile.
+std::optional<client::DiscoveryResult> discoverAll(ControllerContext& c) {
   client::DiscoveryResult found = client::discoverPreferredResources(c.client);
   while (!found.failures.empty()) {
     LOG_WARN("controller-manager: discovery failed (" << found.failures.front() << "); retrying");
-    if (!c.wait(std::chrono::seconds(1))) return RunningController{};
+    if (!c.wait(std::chrono::seconds(1))) return std::nullopt;
     found = client::discoverPreferredResources(c.client);
   }
+  return found;
+}
+
+Result<RunningController> garbageCollector(ControllerContext& c) {
+  // The collector watches every resource the server serves: discover them first.
+  std::optional<client::DiscoveryResult> found = discoverAll(c);
+  if (!found) return RunningController{};
   RunningController r;
-  auto gc = std::make_unique<GarbageCollector>(c.client, c.informers, found.resources);
+  auto gc = std::make_unique<GarbageCollector>(c.client, c.informers, found->resources);
   LOG_INFO("controller-manager: garbage collector monitors " << gc->monitored() << " resources");
   r.controller = std::move(gc);
   r.workers = workers(c.flags, "concurrent-gc-syncs");
@@ -137,8 +146,12 @@ Result<RunningController> localPathProvisioner(ControllerContext& c) {
 }
 
 Result<RunningController> resourceQuota(ControllerContext& c) {
+  // Counts of any kind the server serves: discover them (as the garbage collector does).
+  std::optional<client::DiscoveryResult> found = discoverAll(c);
+  if (!found) return RunningController{};
   RunningController r;
-  r.controller = std::make_unique<resourcequota::ResourceQuotaController>(c.client, c.informers);
+  r.controller =
+      std::make_unique<resourcequota::ResourceQuotaController>(c.client, c.informers, found->resources);
   r.workers = workers(c.flags, "concurrent-resource-quota-syncs");
   return r;
 }

@@ -171,6 +171,25 @@ Status GarbageCollector::orphanDependents(const Monitor& m, const json::Value& o
   std::string uid = uidOf(obj);
   for (auto& d : dependentsOf(uid))
     if (auto st = removeOwnerReferences(*d.monitor, *d.object, {uid}); !st) return st;
+  // An informer that lags (a dependent made a moment ago, a busy server) must not let a
+  // dependent keep its reference past the finalizer, or it would be collected with the
+  // owner gone: the owner's namespace is listed live before the finalizer goes.
+  std::string ns(json::getStringPath(obj, {"metadata", "namespace"}));
+  if (!ns.empty())
+    for (auto& dm : monitors_) {
+      if (!dm.resource.namespaced) continue;
+      auto list =
+          client_.get(client::resourcePath(dm.resource.group, dm.resource.version, dm.resource.resource, ns));
+      if (!list) {
+        if (list.error().code == 404 || list.error().code == 405) continue;
+        return list.error();
+      }
+      const json::Value* items = json::find(*list, "items");
+      if (!items || !items->IsArray()) continue;
+      for (const auto& item : items->GetArray())
+        if (refTo(item, uid))
+          if (auto st = removeOwnerReferences(dm, item, {uid}); !st) return st;
+    }
   LOG_INFO("garbage collector: orphaned the dependents of "
            << m.resource.resource << " " << json::getStringPath(obj, {"metadata", "name"}));
   return removeFinalizer(m, obj, kOrphan);

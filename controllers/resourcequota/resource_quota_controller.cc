@@ -33,7 +33,8 @@ bool sameValues(const quota::ResourceList& a, const quota::ResourceList& b) {
 
 }  // namespace
 
-ResourceQuotaController::ResourceQuotaController(client::Client& c, client::SharedInformers& informers)
+ResourceQuotaController::ResourceQuotaController(client::Client& c, client::SharedInformers& informers,
+                                                 const std::vector<client::ApiResource>& resources)
     : Controller("resourcequota"),
       client_(c),
       quotas_(informers.get(client::allObjects("", "v1", "resourcequotas"))) {
@@ -42,6 +43,22 @@ ResourceQuotaController::ResourceQuotaController(client::Client& c, client::Shar
         plural == "resourcequotas" ? quotas_ : informers.get(client::allObjects(group, "v1", plural));
     indexByNamespace(inf);
     informers_[group + "/" + plural] = &inf;
+  }
+  // Every other countable kind: deleting one gives its count back at once.
+  for (const auto& r : resources) {
+    if (!r.namespaced || !r.can("list") || !r.can("watch") || !r.can("delete")) continue;
+    if (r.resource == "events" || r.group == "events.k8s.io" || informers_.count(r.group + "/" + r.resource))
+      continue;
+    client::InformerOptions o;
+    o.group = r.group;
+    o.version = r.version;
+    o.plural = r.resource;
+    client::Informer& inf = informers.get(o);
+    indexByNamespace(inf);
+    client::EventHandlers h;
+    h.on_delete = [this](const client::Object& obj) { replenish(obj); };
+    inf.addHandlers(std::move(h));
+    informers_[r.group + "/" + r.resource] = &inf;
   }
   client::EventHandlers qh;
   qh.on_add = [this](const client::Object& o) { queue_.add(client::objectKey(*o)); };

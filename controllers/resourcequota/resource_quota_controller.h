@@ -4,7 +4,7 @@
 // resource it can count (meta/quota: pods, services, claims, object counts), recomputed
 // when the quota's spec changes, when a counted object is deleted or a pod finishes
 // (replenishment), and every five minutes (--resource-quota-sync-period). Object counts of
-// kinds it has no informer for are listed live (through discovery).
+// kinds served after it started are listed live (through discovery).
 #pragma once
 
 #include <chrono>
@@ -23,7 +23,11 @@ namespace shepherd::controllers::resourcequota {
 class ResourceQuotaController : public Controller {
  public:
   static constexpr std::chrono::minutes kResync{5};
-  ResourceQuotaController(client::Client& c, client::SharedInformers& informers);
+  // `resources`: what discovery found; every namespaced one that can be listed, watched
+  // and deleted gets an informer (shared with the garbage collector's), so deleting any
+  // counted object is replenished at once.
+  ResourceQuotaController(client::Client& c, client::SharedInformers& informers,
+                          const std::vector<client::ApiResource>& resources = {});
 
  protected:
   Result<SyncResult> sync(const std::string& key) override;
