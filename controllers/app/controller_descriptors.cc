@@ -149,9 +149,11 @@ Result<RunningController> resourceQuota(ControllerContext& c) {
   // Counts of any kind the server serves: discover them (as the garbage collector does).
   std::optional<client::DiscoveryResult> found = discoverAll(c);
   if (!found) return RunningController{};
+  auto period = duration(c.flags, "resource-quota-sync-period");
+  if (!period) return period.error();
   RunningController r;
-  r.controller =
-      std::make_unique<resourcequota::ResourceQuotaController>(c.client, c.informers, found->resources);
+  r.controller = std::make_unique<resourcequota::ResourceQuotaController>(c.client, c.informers,
+                                                                          found->resources, *period);
   r.workers = workers(c.flags, "concurrent-resource-quota-syncs");
   return r;
 }
@@ -309,6 +311,7 @@ void defineControllerFlags(Flags& flags) {
   flags.define("concurrent-ttl-after-finished-syncs", "5", "Finished Jobs checked for their TTL at once.");
   flags.define("concurrent-deployment-syncs", "5", "Deployments synced at once.");
   flags.define("concurrent-resource-quota-syncs", "5", "ResourceQuotas recounted at once.");
+  flags.define("resource-quota-sync-period", "5m0s", "How often every ResourceQuota is recounted.");
   flags.define("concurrent-ephemeralvolume-syncs", "5", "Pods given their ephemeral volume claims at once.");
   flags.define("concurrent-endpoint-syncs", "5", "Services whose Endpoints are synced at once.");
   flags.define("concurrent-service-endpoint-syncs", "5", "Services whose EndpointSlices are synced at once.");

@@ -34,9 +34,11 @@ bool sameValues(const quota::ResourceList& a, const quota::ResourceList& b) {
 }  // namespace
 
 ResourceQuotaController::ResourceQuotaController(client::Client& c, client::SharedInformers& informers,
-                                                 const std::vector<client::ApiResource>& resources)
+                                                 const std::vector<client::ApiResource>& resources,
+                                                 std::chrono::milliseconds resync)
     : Controller("resourcequota"),
       client_(c),
+      resync_(resync),
       quotas_(informers.get(client::allObjects("", "v1", "resourcequotas"))) {
   for (const auto& [group, plural] : watched()) {
     client::Informer& inf =
@@ -131,7 +133,7 @@ Result<std::vector<client::Object>> ResourceQuotaController::objects(const quota
 }
 
 Result<SyncResult> ResourceQuotaController::sync(const std::string& key) {
-  const SyncResult again{std::chrono::duration_cast<std::chrono::milliseconds>(kResync)};
+  const SyncResult again{resync_};
   client::Object q = quotas_.get(key);
   if (!q) return SyncResult{};
   std::string ns = namespaceOf(*q);

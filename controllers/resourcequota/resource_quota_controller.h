@@ -22,12 +22,13 @@ namespace shepherd::controllers::resourcequota {
 // Thread-safety: as Controller; the discovery cache is guarded by mu_.
 class ResourceQuotaController : public Controller {
  public:
-  static constexpr std::chrono::minutes kResync{5};
+  static constexpr std::chrono::minutes kDefaultResync{5};
   // `resources`: what discovery found; every namespaced one that can be listed, watched
   // and deleted gets an informer (shared with the garbage collector's), so deleting any
   // counted object is replenished at once.
   ResourceQuotaController(client::Client& c, client::SharedInformers& informers,
-                          const std::vector<client::ApiResource>& resources = {});
+                          const std::vector<client::ApiResource>& resources = {},
+                          std::chrono::milliseconds resync = kDefaultResync);
 
  protected:
   Result<SyncResult> sync(const std::string& key) override;
@@ -40,6 +41,7 @@ class ResourceQuotaController : public Controller {
   void replenish(const client::Object& obj);
 
   client::Client& client_;
+  const std::chrono::milliseconds resync_;
   client::Informer& quotas_;
   std::map<std::string, client::Informer*> informers_;  // by "group/plural"
   Mutex mu_;

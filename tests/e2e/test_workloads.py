@@ -398,7 +398,8 @@ def test_a_job_counts_each_completion_once_across_a_controller_manager_crash(clu
         per_index[idx] = per_index.get(idx, 0) + 1
         assert "batch.kubernetes.io/job-tracking" not in p["metadata"].get("finalizers", []), p["metadata"]
     assert per_index == {str(i): 1 for i in range(8)}, per_index
-    kubectl(c, "delete", "namespace", ns, "--wait=false")
+    # Gone before the next test: bare pods left on a node would stop its drain.
+    kubectl(c, "delete", "namespace", ns, "--wait=true", timeout=180)
 
 
 def test_a_statefulset_rolls_out_across_a_controller_manager_crash(cluster):
@@ -432,7 +433,8 @@ def test_a_statefulset_rolls_out_across_a_controller_manager_crash(cluster):
     pods = get_json(c, "-n", ns, "pods", "-l", "app=web")["items"]
     assert sorted(p["metadata"]["name"] for p in pods) == ["web-0", "web-1", "web-2"]
     assert {p["spec"]["containers"][0]["image"] for p in pods} == {"busybox:1.36"}
-    kubectl(c, "delete", "namespace", ns, "--wait=false")
+    # Gone before the next test: bare pods left on a node would stop its drain.
+    kubectl(c, "delete", "namespace", ns, "--wait=true", timeout=180)
 
 
 def quota_pod(name, cpu):
@@ -460,7 +462,8 @@ def test_a_quota_rejects_the_pod_that_exceeds_it(cluster):
     kubectl(c, "-n", ns, "delete", "pod", "a", "--wait=true")
     wait_until(lambda: get_json(c, "-n", ns, "quota/q")["status"]["used"]["pods"] == "1", "the quota to drop to 1")
     kubectl(c, "-n", ns, "apply", "-f", "-", input=quota_pod("x", "500m"))
-    kubectl(c, "delete", "namespace", ns, "--wait=false")
+    # Gone before the next test: bare pods left on a node would stop its drain.
+    kubectl(c, "delete", "namespace", ns, "--wait=true", timeout=180)
 
 
 def test_a_limit_range_fills_in_defaults_and_refuses_what_exceeds_it(cluster):
@@ -484,7 +487,8 @@ def test_a_limit_range_fills_in_defaults_and_refuses_what_exceeds_it(cluster):
     assert out.returncode != 0
     assert 'pods "big" is forbidden: maximum memory usage per Container is 256Mi, but limit is 1Gi' in out.stderr, \
         out.stderr
-    kubectl(c, "delete", "namespace", ns, "--wait=false")
+    # Gone before the next test: bare pods left on a node would stop its drain.
+    kubectl(c, "delete", "namespace", ns, "--wait=true", timeout=180)
 
 
 def test_kubectl_drain_stops_at_a_disruption_budget_and_proceeds_when_it_allows(cluster):
@@ -538,4 +542,5 @@ def test_kubectl_drain_stops_at_a_disruption_budget_and_proceeds_when_it_allows(
     finally:
         kubectl(c, "uncordon", node)
     kubectl(c, "-n", ns, "rollout", "status", "deploy/guarded", "--timeout=120s")
-    kubectl(c, "delete", "namespace", ns, "--wait=false")
+    # Gone before the next test: bare pods left on a node would stop its drain.
+    kubectl(c, "delete", "namespace", ns, "--wait=true", timeout=180)
