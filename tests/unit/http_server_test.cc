@@ -268,9 +268,11 @@ TEST(HttpServer, ClientThatVanishesEndsItsStream) {
   sendAll(fd, "GET /forever HTTP/1.1\r\nHost: x\r\n\r\n");
   readAll(fd, "\r\n\r\n");
   close(fd);
-  EXPECT_TRUE(s.waitFor([&] { return s.streamsClosed.load() > 0; }));
+  // The close can be seen before the handler's thread has kept its writer: wait for both.
+  EXPECT_TRUE(s.waitFor([&] { return s.streamsClosed.load() > 0 && s.lastStream != nullptr; }));
   EXPECT_EQ(s.streamsClosed.load(), 1);
   std::lock_guard<std::mutex> g(s.mu);
+  ASSERT_TRUE(s.lastStream);
   Chunk c;
   c.data = "x";
   EXPECT_FALSE(s.lastStream->write(std::move(c)));
