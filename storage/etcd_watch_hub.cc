@@ -141,6 +141,9 @@ class EtcdStorage::Stream {
 
   bool deliver(const std::vector<Event>& events, int64_t revision) {
     if (w_.stop.load()) return false;
+    // Observed before it is delivered: whoever sees the event and then asks for the
+    // current revision gets at least this one.
+    atomicMax(s_.observed_, revision);
     // An exception must not unwind through libcurl (C code): it ends the watch instead.
     try {
       w_.callback(events, revision);
@@ -150,7 +153,6 @@ class EtcdStorage::Stream {
       return finish(StreamEnd::Failed, "watch callback threw");
     }
     w_.last = revision;
-    atomicMax(s_.observed_, revision);
     return !w_.stop.load();
   }
 
@@ -267,13 +269,14 @@ void EtcdStorage::fanOut(const std::vector<Event>& events, int64_t revision) {
     targets = subs_;
     ++hand_outs_started_;
   }
+  // Seen, whether or not a watch wants it: currentRevision() answers from here, so it
+  // moves before any watch is told (a watcher that asks next sees at least this).
+  atomicMax(observed_, revision);
   std::vector<Event> some;
   for (const SubPtr& sub : targets) {
     if (sub->removed.load() || revision <= sub->last) continue;
     handTo(*sub, events, revision, some);
   }
-  // Seen, whether or not a watch wanted it: currentRevision() answers from here.
-  atomicMax(observed_, revision);
   MutexLock g(wmu_);
   delivered_ = std::max(delivered_, revision);
   ++hand_outs_finished_;
