@@ -63,9 +63,9 @@ void maxInto(ResourceList& m, const ResourceList& l) {
   }
 }
 
-// PodRequests/PodLimits: containers and sidecars summed, maxed with each regular init
-// container, plus the overhead.
-std::pair<ResourceList, ResourceList> podResources(const json::Value& pod) {
+}  // namespace
+
+std::pair<ResourceList, ResourceList> podRequestsAndLimits(const json::Value& pod, bool with_overhead) {
   ResourceList req, lim, initReq, initLim;
   for (const char* list : {"containers", "initContainers"}) {
     const json::Value* cs = json::findPath(pod, {"spec", list});
@@ -85,12 +85,15 @@ std::pair<ResourceList, ResourceList> podResources(const json::Value& pod) {
   }
   maxInto(req, initReq);
   maxInto(lim, initLim);
-  for (const auto& [k, v] : parseList(json::findPath(pod, {"spec", "overhead"}))) {
-    add(req, k, v);
-    if (lim.count(k)) add(lim, k, v);
-  }
+  if (with_overhead)
+    for (const auto& [k, v] : parseList(json::findPath(pod, {"spec", "overhead"}))) {
+      add(req, k, v);
+      if (lim.count(k)) add(lim, k, v);
+    }
   return {req, lim};
 }
+
+namespace {
 
 bool bestEffort(const json::Value& pod) {
   for (const char* list : {"containers", "initContainers"}) {
@@ -250,7 +253,7 @@ ResourceList usage(const Resource& r, const json::Value& obj, long double now_se
     out["count/pods"] = one;
     if (!podCounts(obj, now_seconds)) return out;
     out["pods"] = one;
-    auto [req, lim] = podResources(obj);
+    auto [req, lim] = podRequestsAndLimits(obj, true);
     for (const char* res : {"cpu", "memory", "ephemeral-storage"}) {
       if (auto it = req.find(res); it != req.end()) {
         out[res] = it->second;

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/json.h"
@@ -29,6 +30,11 @@ ResourceList parseList(const json::Value* m);
 json::Value toJson(const ResourceList& l, json::Allocator& a);
 // "a=1,b=2" (sorted keys), as the admission messages write lists.
 std::string listText(const ResourceList& l);
+
+// A pod's effective requests and limits (PodRequests/PodLimits): containers and sidecars
+// summed, maxed with each regular init container, plus the overhead when asked; requests
+// default to limits, as the API's pod defaulting makes them.
+std::pair<ResourceList, ResourceList> podRequestsAndLimits(const json::Value& pod, bool with_overhead);
 
 // Which evaluator a resource has: pods, services, claims, or an object count.
 struct Resource {

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "meta/quantity.h"
+#include "meta/quota.h"
 
 namespace shepherd::plugins::admission {
 
@@ -40,16 +41,6 @@ List listOf(const json::Value* m) {
   if (m && m->IsObject())
     for (const auto& kv : m->GetObject()) out.put(std::string(json::view(kv.name)), kv.value);
   return out;
-}
-
-std::string qtyText(long double v) {
-  char buf[64];
-  if (v == static_cast<long double>(static_cast<long long>(v))) {
-    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-    return meta::canonicalQuantity(buf);
-  }
-  std::snprintf(buf, sizeof buf, "%lldm", static_cast<long long>(v * 1000 + (v > 0 ? 0.5 : -0.5)));
-  return meta::canonicalQuantity(buf);
 }
 
 std::string ratioText(long double v) {
@@ -132,16 +123,13 @@ std::pair<List, List> containerResources(const json::Value& c) {
   return {req, lim};
 }
 
-void addTo(List& sum, const List& l) {
-  for (const auto& [k, v] : l.value) sum.value[k] += v;
-}
-
-void maxInto(List& m, const List& l) {
-  for (const auto& [k, v] : l.value) m.value[k] = std::max(m.value[k], v);
-}
-
-void finishText(List& l) {
-  for (const auto& [k, v] : l.value) l.text[k] = qtyText(v);
+List fromQuota(const meta::quota::ResourceList& l) {
+  List out;
+  for (const auto& [k, v] : l) {
+    out.value[k] = v.value;
+    out.text[k] = meta::quota::format(v);
+  }
+  return out;
 }
 
 ApiError forbidden(const Attributes& a, const json::Value& obj, const std::vector<std::string>& errs) {
@@ -296,29 +284,9 @@ Status LimitRanger::validate(const Attributes& a, const json::Value& obj, const 
           }
         }
       } else if (type == "Pod") {
-        // The pod's effective requests and limits: its containers and sidecars together,
-        // or its largest regular init container if that is more.
-        List req, lim, initReq, initLim;
-        for (const char* list : {"containers", "initContainers"}) {
-          const json::Value* cs = json::findPath(obj, {"spec", list});
-          if (!cs || !cs->IsArray()) continue;
-          for (const auto& c : cs->GetArray()) {
-            auto [r, l] = containerResources(c);
-            bool regularInit =
-                std::string_view(list) == "initContainers" && json::getString(c, "restartPolicy") != "Always";
-            if (regularInit) {
-              maxInto(initReq, r);
-              maxInto(initLim, l);
-            } else {
-              addTo(req, r);
-              addTo(lim, l);
-            }
-          }
-        }
-        maxInto(req, initReq);
-        maxInto(lim, initLim);
-        finishText(req);
-        finishText(lim);
+        // The pod's effective requests and limits, without the overhead (as upstream).
+        auto [preq, plim] = meta::quota::podRequestsAndLimits(obj, false);
+        List req = fromQuota(preq), lim = fromQuota(plim);
         check(type, req, lim);
       }
     }

@@ -212,6 +212,16 @@ TEST(Admission, LimitRangerFillsInDefaultsAndRefusesPodsOutOfBounds) {
       "to request ratio per Container is 10, but provided ratio is 20.000000]");
   // Pod updates are not looked at.
   EXPECT_TRUE(lrp.validate(attrs(Operation::Update, "pods", "alice"), small, &small).ok());
+  // A Pod item bounds the containers' sum.
+  auto podLimit = doc(R"({"metadata":{"name":"per-pod","namespace":"default"},"spec":{"limits":[{"type":"Pod",
+      "max":{"memory":"1Gi"}}]}})");
+  ASSERT_TRUE(ranges.create("default", podLimit, registry::WriteOptions{}).ok());
+  auto two = doc(R"({"metadata":{"name":"p"},"spec":{"containers":[
+      {"name":"a","image":"x","resources":{"requests":{"cpu":"1"},"limits":{"cpu":"1","memory":"768Mi"}}},
+      {"name":"b","image":"x","resources":{"requests":{"cpu":"1"},"limits":{"cpu":"1","memory":"768Mi"}}}]}})");
+  auto sum = lrp.validate(a, two, nullptr);
+  ASSERT_FALSE(sum.ok());
+  EXPECT_EQ(sum.error().message, "pods \"p\" is forbidden: maximum memory usage per Pod is 1Gi, but limit is 1536Mi");
 }
 
 TEST(Admission, ResourceQuotaRefusesWhatExceedsItAndChargesWhatPasses) {
